@@ -1,0 +1,210 @@
+//! Source text and ranges into it, with PyTorch-style highlighting of a range
+//! (`~~~~ <--- HERE`) for compile errors and tracebacks.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A whole source text (a program, or one file of an archive's `code/`).
+#[derive(Debug)]
+pub struct Source {
+    text: String,
+    /// The file name shown in messages (`<string>` when unknown).
+    filename: Option<String>,
+    /// Line number of the first line of `text` in the file (1-based).
+    starting_line: usize,
+    line_starts: Vec<usize>,
+}
+
+impl Source {
+    /// Wraps `text`, optionally naming its file and first line number.
+    pub fn new(
+        text: impl Into<String>,
+        filename: Option<String>,
+        starting_line: usize,
+    ) -> Arc<Source> {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        Arc::new(Source {
+            text,
+            filename,
+            starting_line: starting_line.max(1),
+            line_starts,
+        })
+    }
+
+    /// The text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The file name, if known.
+    pub fn filename(&self) -> Option<&str> {
+        self.filename.as_deref()
+    }
+
+    /// The 0-based line index of byte offset `offset` within the text.
+    pub fn line_index(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        }
+    }
+
+    /// (1-based line number in the file, 0-based column) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let li = self.line_index(offset.min(self.text.len()));
+        (li + self.starting_line, offset - self.line_starts[li])
+    }
+
+    /// The text of 0-based line `li` without its newline.
+    pub fn line_text(&self, li: usize) -> &str {
+        let start = self.line_starts[li];
+        let end = self
+            .line_starts
+            .get(li + 1)
+            .map(|&e| e - 1)
+            .unwrap_or(self.text.len());
+        &self.text[start..end.max(start)]
+    }
+
+    /// Number of lines.
+    pub fn num_lines(&self) -> usize {
+        self.line_starts.len()
+    }
+}
+
+/// A byte range `[start, end)` in a [`Source`].
+#[derive(Clone)]
+pub struct SourceRange {
+    pub source: Arc<Source>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl SourceRange {
+    /// A range in `source`.
+    pub fn new(source: Arc<Source>, start: usize, end: usize) -> SourceRange {
+        let end = end.min(source.text.len());
+        SourceRange {
+            source,
+            start: start.min(end),
+            end,
+        }
+    }
+
+    /// The text covered.
+    pub fn text(&self) -> &str {
+        &self.source.text[self.start..self.end]
+    }
+
+    /// The smallest range covering both.
+    pub fn join(&self, other: &SourceRange) -> SourceRange {
+        SourceRange::new(
+            self.source.clone(),
+            self.start.min(other.start),
+            self.end.max(other.end),
+        )
+    }
+
+    /// `(file, line, column)` of the start: the `# file:line:col` IR comment.
+    pub fn file_line_col(&self) -> (String, usize, usize) {
+        let (line, col) = self.source.line_col(self.start);
+        (
+            self.source.filename().unwrap_or("<string>").to_string(),
+            line,
+            col,
+        )
+    }
+
+    /// Writes the highlighted excerpt the way PyTorch does:
+    ///
+    /// ```text
+    ///   File "<string>", line 3
+    ///     return x
+    ///            ~ <--- HERE
+    /// ```
+    ///
+    /// Up to three lines of context are shown before and after the range.
+    pub fn highlight(&self, out: &mut String) {
+        const CONTEXT: usize = 3;
+        let src = &self.source;
+        let first = src.line_index(self.start);
+        let last = src.line_index(self.end.saturating_sub(1).max(self.start));
+        let (line_no, _) = src.line_col(self.start);
+        out.push_str(&format!(
+            "  File \"{}\", line {}\n",
+            src.filename().unwrap_or("<string>"),
+            line_no
+        ));
+        let ctx_start = first.saturating_sub(CONTEXT);
+        let ctx_end = (last + CONTEXT).min(src.num_lines() - 1);
+        for li in ctx_start..=ctx_end {
+            let line = src.line_text(li);
+            out.push_str(line);
+            out.push('\n');
+            if li >= first && li <= last {
+                let ls = src.line_starts[li];
+                let from = if li == first { self.start - ls } else { 0 };
+                let to = if li == last {
+                    (self.end - ls).min(line.len())
+                } else {
+                    line.len()
+                };
+                let mut marker = " ".repeat(from);
+                marker.push_str(&"~".repeat(to.saturating_sub(from).max(1)));
+                if li == last {
+                    marker.push_str(" <--- HERE");
+                }
+                out.push_str(&marker);
+                out.push('\n');
+            }
+        }
+    }
+
+    /// The highlighted excerpt as a string.
+    pub fn highlighted(&self) -> String {
+        let mut s = String::new();
+        self.highlight(&mut s);
+        s
+    }
+}
+
+impl fmt::Debug for SourceRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "SourceRange({}..{} {:?})",
+            self.start,
+            self.end,
+            self.text()
+        )
+    }
+}
+
+impl PartialEq for SourceRange {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.source, &other.source)
+            && self.start == other.start
+            && self.end == other.end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn highlight_marks_range() {
+        let src = Source::new("def f():\n    return x\n", None, 1);
+        let r = SourceRange::new(src, 20, 21);
+        assert_eq!(r.text(), "x");
+        let h = r.highlighted();
+        assert!(h.contains("line 2"), "{h}");
+        assert!(h.contains("    return x\n           ~ <--- HERE\n"), "{h}");
+    }
+}

@@ -1,0 +1,20 @@
+//! `ts-tensor`: the tensor library under torchscript-rs (the counterpart of ATen).
+//!
+//! A [`Tensor`] is a reference type: cloning the handle aliases. Views share a [`Storage`];
+//! in-place operations write through views and are visible through every alias.
+
+pub mod device;
+pub mod dtype;
+pub mod element;
+pub mod error;
+pub mod scalar;
+pub mod storage;
+pub mod tensor;
+
+pub use device::Device;
+pub use dtype::DType;
+pub use element::Element;
+pub use error::{Error, ErrorKind, Result};
+pub use scalar::Scalar;
+pub use storage::Storage;
+pub use tensor::{Dims, Tensor, TensorMeta};

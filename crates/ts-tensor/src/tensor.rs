@@ -1,0 +1,341 @@
+//! The `Tensor` handle: a reference to (storage, sizes, strides, offset, dtype).
+
+use std::sync::Arc;
+
+use parking_lot::{RwLock, RwLockReadGuard};
+use smallvec::SmallVec;
+
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+
+/// Sizes or strides of a tensor; inline for up to 6 dimensions.
+pub type Dims = SmallVec<[i64; 6]>;
+
+/// The metadata of a tensor. Shared by every handle to the same tensor; in-place metadata
+/// operations (`unsqueeze_`, `t_`, `resize_`, `set_`) change it for all of them.
+#[derive(Clone, Debug)]
+pub struct TensorMeta {
+    pub storage: Storage,
+    pub sizes: Dims,
+    pub strides: Dims,
+    /// Offset of element 0, in elements (not bytes).
+    pub offset: usize,
+    pub dtype: DType,
+    pub requires_grad: bool,
+}
+
+struct TensorImpl {
+    meta: RwLock<TensorMeta>,
+}
+
+/// A tensor. Cloning the handle aliases: both clones are the same tensor, as Python references
+/// are. Use [`Tensor::shallow_view`]-style operations for views and `clone` ops for copies.
+#[derive(Clone)]
+pub struct Tensor {
+    inner: Arc<TensorImpl>,
+}
+
+/// Row-major (contiguous) strides for `sizes`.
+pub fn contiguous_strides(sizes: &[i64]) -> Dims {
+    let mut strides: Dims = SmallVec::from_elem(1, sizes.len());
+    let mut acc = 1i64;
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc = acc.saturating_mul(sizes[i].max(1));
+    }
+    strides
+}
+
+/// Number of elements of a shape, or an error when it overflows or a size is negative.
+pub fn checked_numel(sizes: &[i64]) -> Result<usize> {
+    let mut n: usize = 1;
+    for &s in sizes {
+        if s < 0 {
+            return Err(Error::runtime(format!(
+                "Trying to create tensor with negative dimension {s}: {sizes:?}"
+            )));
+        }
+        n = n
+            .checked_mul(s as usize)
+            .ok_or_else(|| Error::runtime(format!("tensor of size {sizes:?} is too large")))?;
+    }
+    Ok(n)
+}
+
+impl Tensor {
+    /// A tensor over `storage` with the given geometry. Checks that every reachable element lies
+    /// inside the storage.
+    pub fn from_parts(
+        storage: Storage,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: usize,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        let numel = checked_numel(sizes)?;
+        if numel > 0 {
+            let mut max = offset as i128;
+            let mut min = offset as i128;
+            for (&sz, &st) in sizes.iter().zip(strides) {
+                let reach = (sz as i128 - 1) * st as i128;
+                if reach >= 0 {
+                    max += reach;
+                } else {
+                    min += reach;
+                }
+            }
+            let cap = (storage.nbytes() / dtype.size()) as i128;
+            if min < 0 || max >= cap {
+                return Err(Error::runtime(format!(
+                    "setStorage: sizes {sizes:?}, strides {strides:?}, storage offset {offset}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+                    dtype.size(),
+                    (max + 1) as usize * dtype.size(),
+                    storage.nbytes()
+                )));
+            }
+        }
+        Ok(Tensor::from_meta(TensorMeta {
+            storage,
+            sizes: sizes.into(),
+            strides: strides.into(),
+            offset,
+            dtype,
+            requires_grad: false,
+        }))
+    }
+
+    /// Wraps metadata into a new tensor handle without checks (callers guarantee bounds).
+    pub(crate) fn from_meta(meta: TensorMeta) -> Tensor {
+        Tensor {
+            inner: Arc::new(TensorImpl {
+                meta: RwLock::new(meta),
+            }),
+        }
+    }
+
+    /// A new contiguous, zero-filled tensor.
+    pub fn zeros(sizes: &[i64], dtype: DType) -> Result<Tensor> {
+        let numel = checked_numel(sizes)?;
+        let nbytes = numel
+            .checked_mul(dtype.size())
+            .ok_or_else(|| Error::runtime("tensor too large"))?;
+        let storage = Storage::zeroed(nbytes, Device::Cpu)?;
+        Ok(Tensor::from_meta(TensorMeta {
+            storage,
+            sizes: sizes.into(),
+            strides: contiguous_strides(sizes),
+            offset: 0,
+            dtype,
+            requires_grad: false,
+        }))
+    }
+
+    /// A contiguous tensor holding `data` with shape `sizes`.
+    pub fn from_vec<T: Element>(data: Vec<T>, sizes: &[i64]) -> Result<Tensor> {
+        let numel = checked_numel(sizes)?;
+        if numel != data.len() {
+            return Err(Error::runtime(format!(
+                "shape {sizes:?} is invalid for input of size {}",
+                data.len()
+            )));
+        }
+        let t = Tensor::zeros(sizes, T::DTYPE)?;
+        let dst = t.meta().storage.as_mut_ptr() as *mut T;
+        // SAFETY: `t` is fresh, contiguous, 64-byte aligned and holds exactly `numel` elements of T.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, numel) };
+        Ok(t)
+    }
+
+    /// Read access to the metadata. Do not hold the guard across calls that mutate this tensor's
+    /// metadata.
+    pub fn meta(&self) -> RwLockReadGuard<'_, TensorMeta> {
+        self.inner.meta.read()
+    }
+
+    /// Replaces the metadata (for in-place metadata ops such as `unsqueeze_` and `set_`).
+    pub fn set_meta(&self, meta: TensorMeta) {
+        *self.inner.meta.write() = meta;
+    }
+
+    /// A copy of the metadata.
+    pub fn meta_snapshot(&self) -> TensorMeta {
+        self.meta().clone()
+    }
+
+    /// The sizes.
+    pub fn sizes(&self) -> Dims {
+        self.meta().sizes.clone()
+    }
+
+    /// The strides, in elements.
+    pub fn strides(&self) -> Dims {
+        self.meta().strides.clone()
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.meta().sizes.len()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.meta().sizes.iter().product::<i64>() as usize
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.meta().dtype
+    }
+
+    /// Device of the data.
+    pub fn device(&self) -> Device {
+        self.meta().storage.device()
+    }
+
+    /// Offset of element 0 in the storage, in elements.
+    pub fn storage_offset(&self) -> usize {
+        self.meta().offset
+    }
+
+    /// The shared storage.
+    pub fn storage(&self) -> Storage {
+        self.meta().storage.clone()
+    }
+
+    /// The `requires_grad` flag.
+    pub fn requires_grad(&self) -> bool {
+        self.meta().requires_grad
+    }
+
+    /// Sets the `requires_grad` flag (visible through every handle).
+    pub fn set_requires_grad(&self, v: bool) {
+        self.inner.meta.write().requires_grad = v;
+    }
+
+    /// True when both handles are the same tensor (Python `is`).
+    pub fn is_same(a: &Tensor, b: &Tensor) -> bool {
+        Arc::ptr_eq(&a.inner, &b.inner)
+    }
+
+    /// A stable identity of this tensor object (for memo tables and hashing by identity).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// True when the elements are laid out row-major without gaps.
+    pub fn is_contiguous(&self) -> bool {
+        let m = self.meta();
+        let mut expected = 1i64;
+        for i in (0..m.sizes.len()).rev() {
+            if m.sizes[i] == 1 {
+                continue;
+            }
+            if m.strides[i] != expected {
+                return m.sizes.contains(&0);
+            }
+            expected *= m.sizes[i];
+        }
+        true
+    }
+
+    /// The elements in row-major order, converted to `T` with C-cast semantics.
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        let m = self.meta();
+        let n = m.sizes.iter().product::<i64>() as usize;
+        let mut out = Vec::with_capacity(n);
+        let base = m.storage.as_ptr();
+        let dt = m.dtype;
+        let nd = m.sizes.len();
+        let mut idx: Dims = SmallVec::from_elem(0, nd);
+        for _ in 0..n {
+            let mut off = m.offset as i64;
+            for d in 0..nd {
+                off += idx[d] * m.strides[d];
+            }
+            // SAFETY: `from_parts`/kernels guarantee every index within sizes maps into the storage.
+            let v = unsafe { read_as::<T>(base, dt, off as usize) };
+            out.push(v);
+            for d in (0..nd).rev() {
+                idx[d] += 1;
+                if idx[d] < m.sizes[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        out
+    }
+}
+
+/// Reads element `i` of a buffer of dtype `dt` and converts it to `T`.
+///
+/// # Safety
+/// `base` must point to a buffer of at least `i + 1` elements of `dt`, suitably aligned.
+pub(crate) unsafe fn read_as<T: Element>(base: *const u8, dt: DType, i: usize) -> T {
+    use half::{bf16, f16};
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        match dt {
+            DType::Bool => T::from_i64(*(base.add(i)) as i64),
+            DType::UInt8 => T::from_i64(*(base.add(i)) as i64),
+            DType::Int8 => T::from_i64(*(base as *const i8).add(i) as i64),
+            DType::Int16 => T::from_i64(*(base as *const i16).add(i) as i64),
+            DType::Int32 => T::from_i64(*(base as *const i32).add(i) as i64),
+            DType::Int64 => T::from_i64(*(base as *const i64).add(i)),
+            DType::Float16 => T::from_f64((*(base as *const f16).add(i)).to_f64()),
+            DType::BFloat16 => T::from_f64((*(base as *const bf16).add(i)).to_f64()),
+            DType::Float32 => T::from_f64(*(base as *const f32).add(i) as f64),
+            DType::Float64 => T::from_f64(*(base as *const f64).add(i)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self.meta();
+        write!(
+            f,
+            "Tensor(sizes={:?}, strides={:?}, offset={}, dtype={})",
+            m.sizes.as_slice(),
+            m.strides.as_slice(),
+            m.offset,
+            m.dtype
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_is_pointer_sized() {
+        assert_eq!(std::mem::size_of::<Tensor>(), 8);
+    }
+
+    #[test]
+    fn from_vec_round_trips() {
+        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        assert_eq!(t.sizes().as_slice(), &[2, 2]);
+        assert_eq!(t.strides().as_slice(), &[2, 1]);
+        assert_eq!(t.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert!(t.is_contiguous());
+    }
+
+    #[test]
+    fn from_parts_checks_bounds() {
+        let s = Storage::zeroed(16, Device::Cpu).unwrap();
+        assert!(Tensor::from_parts(s.clone(), &[2, 2], &[2, 1], 0, DType::Float32).is_ok());
+        assert!(Tensor::from_parts(s, &[2, 2], &[2, 1], 1, DType::Float32).is_err());
+    }
+}
