@@ -1,0 +1,74 @@
+//! Number formatting as PyTorch prints IValues (`2.`, `0.10000000000000001`, `1e-05`, `inf`).
+
+/// Formats `d` like C's `printf("%.{prec}g")`.
+pub fn format_g(d: f64, prec: usize) -> String {
+    if d.is_nan() {
+        return "nan".to_string();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    let prec = prec.max(1);
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    // Scientific rendering with `prec` significant digits, correctly rounded by Rust.
+    let sci = format!("{:.*e}", prec - 1, d);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= prec as i32 {
+        let m = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// A float as TorchScript prints it (`str(2.0) == "2."`, `0.10000000000000001`, `1e+20`):
+/// 17 significant digits, and a trailing `.` when the text would otherwise read as an int.
+pub fn format_double(d: f64) -> String {
+    let mut s = format_g(d, 17);
+    if s.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        s.push('.');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_pytorch_printing() {
+        // Expected values printed by PyTorch 2.15 (`print` in a scripted function and the
+        // defaults in corpus/schemas.txt).
+        assert_eq!(format_double(2.0), "2.");
+        assert_eq!(format_double(-0.0), "-0.");
+        assert_eq!(format_double(0.1), "0.10000000000000001");
+        assert_eq!(format_double(1e-5), "1.0000000000000001e-05");
+        assert_eq!(format_double(1e20), "1e+20");
+        assert_eq!(format_double(1.5), "1.5");
+        assert_eq!(format_double(0.16), "0.16");
+        assert_eq!(format_double(1e-8), "1e-08");
+        assert_eq!(format_double(1.0 / 3.0), "0.33333333333333331");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+        assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
+        assert_eq!(format_double(f64::NAN), "nan");
+        assert_eq!(format_double(1e-6), "9.9999999999999995e-07");
+        assert_eq!(format_double(1e10), "10000000000.");
+        assert_eq!(format_double(123456789012.0), "123456789012.");
+        assert_eq!(format_double(0.0001234), "0.00012339999999999999");
+        assert_eq!(format_g(123456.0, 6), "123456");
+        assert_eq!(format_g(1234567.0, 6), "1.23457e+06");
+    }
+}
