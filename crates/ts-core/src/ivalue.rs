@@ -551,8 +551,39 @@ impl std::hash::Hash for DictKey {
 pub enum StrStyle {
     /// As TorchScript's `print`/`str()` shows them: raw, even inside containers (`[a, b]`).
     Raw,
-    /// Double-quoted with escapes, as graph constants and schema defaults show them.
+    /// Double-quoted with escapes, as schema defaults show them.
     Quoted,
+    /// As graph constants show them (PyTorch's `IValue::repr`): quoted strings, empty or
+    /// ambiguous lists and dicts as `annotate(List[int], [])`, tensors as `{1}`, ATen's
+    /// printing on one line, or `<Tensor>` when large.
+    IrConstant,
+}
+
+/// Whether a list/dict element type is recoverable from the printed elements.
+fn elem_type_inferable(t: &Type) -> bool {
+    !matches!(
+        t,
+        Type::Optional(_) | Type::Union(_) | Type::Number | Type::Interface(_) | Type::Any
+    )
+}
+
+/// Writes a tensor the way graph constants show it.
+pub fn write_tensor_constant(out: &mut String, t: &Tensor) {
+    use std::fmt::Write;
+    let n = t.numel();
+    if n == 1 {
+        out.push('{');
+        if t.dtype().is_floating_point() {
+            out.push_str(&crate::number_format::format_g(t.to_vec::<f64>()[0], 6));
+        } else {
+            let _ = write!(out, "{}", t.to_vec::<i64>()[0]);
+        }
+        out.push('}');
+    } else if n <= 10 {
+        out.push_str(&ts_tensor::print::aten_string(t).replace('\n', " "));
+    } else {
+        out.push_str("<Tensor>");
+    }
 }
 
 impl IValue {
@@ -581,11 +612,15 @@ impl IValue {
                 }
             }
             IValue::Tensor(t) => {
-                let _ = write!(out, "{t:?}");
+                if style == StrStyle::IrConstant {
+                    write_tensor_constant(out, t);
+                } else {
+                    let _ = write!(out, "{t}");
+                }
             }
             IValue::String(s) => match style {
                 StrStyle::Raw => out.push_str(s),
-                StrStyle::Quoted => crate::scanner::quote_string(s, out),
+                StrStyle::Quoted | StrStyle::IrConstant => crate::scanner::quote_string(s, out),
             },
             IValue::Device(d) => {
                 let _ = write!(out, "{d}");
@@ -602,6 +637,45 @@ impl IValue {
                     out.push(',');
                 }
                 out.push(')');
+            }
+            IValue::List(l)
+                if style == StrStyle::IrConstant
+                    && (l.items.read().is_empty() || !elem_type_inferable(&l.elem_type)) =>
+            {
+                let _ = write!(
+                    out,
+                    "annotate({}, [",
+                    Type::list(l.elem_type.clone()).annotation_str()
+                );
+                for (i, e) in l.items.read().iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    e.write(out, style);
+                }
+                out.push_str("])");
+            }
+            IValue::Dict(d)
+                if style == StrStyle::IrConstant
+                    && (d.entries.read().is_empty()
+                        || !elem_type_inferable(&d.key_type)
+                        || !elem_type_inferable(&d.value_type)) =>
+            {
+                let _ = write!(
+                    out,
+                    "annotate({}, ",
+                    Type::dict(d.key_type.clone(), d.value_type.clone()).annotation_str()
+                );
+                out.push('{');
+                for (i, (k, v)) in d.entries.read().iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    k.0.write(out, style);
+                    out.push_str(": ");
+                    v.write(out, style);
+                }
+                out.push_str("})");
             }
             IValue::List(l) => {
                 out.push('[');

@@ -25,5 +25,8 @@ pub use source::{Source, SourceRange};
 pub use subtyping::{unify_type_list, unify_types};
 pub use symbol::{aten, attr, prim, Symbol};
 pub use ts_tensor::{DType, Device, Error, ErrorKind, Scalar, Tensor};
-pub use type_parser::{parse_type, parse_type_prefix, parse_type_with, TypeResolver};
+pub use type_parser::{
+    parse_annotation, parse_annotation_prefix, parse_type, parse_type_prefix, parse_type_with,
+    TypeResolver,
+};
 pub use types::{ClassType, TensorType, TupleType, Type, TypeRef};

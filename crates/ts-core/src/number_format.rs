@@ -1,38 +1,6 @@
 //! Number formatting as PyTorch prints IValues (`2.`, `0.10000000000000001`, `1e-05`, `inf`).
 
-/// Formats `d` like C's `printf("%.{prec}g")`.
-pub fn format_g(d: f64, prec: usize) -> String {
-    if d.is_nan() {
-        return "nan".to_string();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    let prec = prec.max(1);
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    // Scientific rendering with `prec` significant digits, correctly rounded by Rust.
-    let sci = format!("{:.*e}", prec - 1, d);
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= prec as i32 {
-        let m = strip_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", exp.abs())
-    } else {
-        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
-        strip_zeros(&format!("{:.*}", decimals, d)).to_string()
-    }
-}
-
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
-}
+pub use ts_tensor::print::format_g;
 
 /// A float as TorchScript prints it (`str(2.0) == "2."`, `0.10000000000000001`, `1e+20`):
 /// 17 significant digits, and a trailing `.` when the text would otherwise read as an int.

@@ -97,6 +97,10 @@ fn base_type(name: &str) -> Option<TypeRef> {
         "Any" => Type::any(),
         "AnyClassType" => Type::any_class(),
         "AnyEnumType" => Type::any_enum(),
+        "Function" => Arc::new(Type::Function(Arc::new(crate::types::FunctionType {
+            name: String::new(),
+            function: None,
+        }))),
         _ => return None,
     })
 }
@@ -551,5 +555,157 @@ mod tests {
         assert!(parse_type("Blah").is_err());
         assert!(parse_type("int[").is_err());
         assert!(parse_type("Float(2, strides=[").is_err());
+    }
+}
+
+/// Parses a Python type annotation (`List[int]`, `Optional[Tuple[Tensor, int]]`,
+/// `Dict[str, List[float]]`, `torch.Tensor`, `None`) starting at byte `pos`; returns the type
+/// and the offset after it. Class names go through `resolver`.
+pub fn parse_annotation_prefix(
+    text: &str,
+    pos: usize,
+    resolver: Option<TypeResolver<'_>>,
+) -> Result<(TypeRef, usize), ParseError> {
+    let mut s = Scanner::new(text, pos)?;
+    let t = parse_annotation_inner(&mut s, resolver)?;
+    Ok((t, s.cur().start))
+}
+
+/// Parses a whole string as a Python type annotation.
+pub fn parse_annotation(
+    text: &str,
+    resolver: Option<TypeResolver<'_>>,
+) -> Result<TypeRef, ParseError> {
+    let mut s = Scanner::new(text, 0)?;
+    let t = parse_annotation_inner(&mut s, resolver)?;
+    if s.cur().tok != Tok::Eof {
+        return Err(s.error(format!(
+            "unexpected {} after type annotation",
+            s.describe_cur()
+        )));
+    }
+    Ok(t)
+}
+
+fn parse_annotation_inner(
+    s: &mut Scanner<'_>,
+    resolver: Option<TypeResolver<'_>>,
+) -> Result<TypeRef, ParseError> {
+    let start = s.cur().start;
+    if s.next_if('(')? {
+        // `Tuple[()]` spells the empty tuple as `()`.
+        s.expect(')')?;
+        return Ok(Type::tuple(vec![]));
+    }
+    let mut name = s.expect_ident()?;
+    while s.is_punct('.') {
+        s.next()?;
+        name.push('.');
+        name.push_str(&s.expect_ident()?);
+    }
+    let short = name
+        .strip_prefix("typing.")
+        .or_else(|| name.strip_prefix("torch."))
+        .unwrap_or(&name)
+        .to_string();
+    let mut args = Vec::new();
+    if s.next_if('[')? {
+        loop {
+            args.push(parse_annotation_inner(s, resolver)?);
+            if s.next_if(',')? {
+                continue;
+            }
+            s.expect(']')?;
+            break;
+        }
+    }
+    let arity = |n: usize| -> Result<(), ParseError> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(ParseError::at(
+                s.text,
+                start,
+                format!("{short} expects {n} type argument(s), got {}", args.len()),
+            ))
+        }
+    };
+    Ok(match short.as_str() {
+        "List" | "list" => {
+            arity(1)?;
+            Type::list(args[0].clone())
+        }
+        "Optional" => {
+            arity(1)?;
+            Type::optional(args[0].clone())
+        }
+        "Future" => {
+            arity(1)?;
+            Type::future(args[0].clone())
+        }
+        "Dict" | "dict" => {
+            arity(2)?;
+            Type::dict(args[0].clone(), args[1].clone())
+        }
+        "Tuple" | "tuple" => {
+            let elems = if args.len() == 1
+                && matches!(&*args[0], Type::Tuple(t) if t.elements.is_empty() && t.names.is_none())
+            {
+                vec![]
+            } else {
+                args
+            };
+            Type::tuple(elems)
+        }
+        "Union" => Type::union(args),
+        "Tensor" => Type::tensor(),
+        "int" => Type::int(),
+        "float" => Type::float(),
+        "bool" => Type::bool(),
+        "str" => Type::string(),
+        "complex" => Type::complex(),
+        "None" | "NoneType" => Type::none(),
+        "Any" => Type::any(),
+        "number" => Type::number(),
+        "device" | "Device" => Type::device(),
+        "Generator" => Type::generator(),
+        _ => match resolver.and_then(|r| r(&name)) {
+            Some(t) => t,
+            None if name.contains('.') => named_class_placeholder(&name),
+            None => {
+                return Err(ParseError::at(
+                    s.text,
+                    start,
+                    format!("unknown type annotation '{name}'"),
+                ))
+            }
+        },
+    })
+}
+
+#[cfg(test)]
+mod annotation_tests {
+    use super::*;
+
+    #[test]
+    fn python_annotations() {
+        for (text, want) in [
+            ("List[int]", "int[]"),
+            ("Optional[Tuple[Tensor, int]]", "(Tensor, int)?"),
+            ("Dict[str, List[float]]", "Dict(str, float[])"),
+            ("Tuple[()]", "()"),
+            ("torch.Tensor", "Tensor"),
+            ("Union[int, str]", "Union(int, str)"),
+            ("Optional[None]", "NoneType?"),
+        ] {
+            assert_eq!(
+                parse_annotation(text, None).unwrap().to_string(),
+                want,
+                "{text}"
+            );
+        }
+        assert!(parse_annotation("List[int", None).is_err());
+        assert!(parse_annotation("Dict[int]", None).is_err());
+        assert!(parse_annotation("Nope", None).is_err());
     }
 }

@@ -164,11 +164,17 @@ pub struct EnumType {
     pub members: Vec<(String, IValue)>,
 }
 
-/// The type of a function used as a value.
-#[derive(Debug)]
+/// The type of a function used as a value (`prim::Constant[name="f"]` outputs it).
 pub struct FunctionType {
     pub name: String,
-    pub schema: FunctionSchema,
+    /// The function, when known (a parsed graph only knows the type's name).
+    pub function: Option<Arc<dyn ClassMethod>>,
+}
+
+impl std::fmt::Debug for FunctionType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FunctionType({})", self.name)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

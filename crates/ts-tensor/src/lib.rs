@@ -7,6 +7,7 @@ pub mod device;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod print;
 pub mod scalar;
 pub mod storage;
 pub mod tensor;
