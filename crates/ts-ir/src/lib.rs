@@ -2,12 +2,17 @@
 //! nested blocks, the canonical printer, the IR text parser, the verifier and FileCheck.
 
 pub mod attribute;
+pub mod clone;
+pub mod constants;
+pub mod filecheck;
 pub mod graph;
 pub mod parser;
 pub mod printer;
 pub mod verifier;
 
 pub use attribute::AttributeValue;
+pub use constants::constant_type;
+pub use filecheck::FileCheck;
 pub use graph::{BlockId, Graph, GraphError, NodeId, Use, ValueId};
 pub use parser::{parse_ir, parse_ir_with_names};
 pub use printer::PrintOptions;

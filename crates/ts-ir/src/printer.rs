@@ -160,7 +160,7 @@ pub fn write_attribute(out: &mut String, v: &AttributeValue) {
         }),
         AttributeValue::Floats(v) => list(out, v, |o, x| o.push_str(&format_double(*x))),
         AttributeValue::Strings(v) => list(out, v, |o, x| quote_string(x, o)),
-        AttributeValue::Tensors(v) => list(out, v, |o, t| write_tensor_attribute(o, t)),
+        AttributeValue::Tensors(v) => list(out, v, write_tensor_attribute),
         AttributeValue::Graphs(v) => list(out, v, |o, _| o.push_str("<Graph>")),
         AttributeValue::Types(v) => list(out, v, |o, t| {
             let _ = write!(o, "{t}");

@@ -123,7 +123,7 @@ fn print_format(values: &[f64]) -> (f64, usize, Style) {
             11
         };
         (1.0, sz, Style::Scientific)
-    } else if exp_max > 5.0 || exp_max < 0.0 {
+    } else if !(0.0..=5.0).contains(&exp_max) {
         (10f64.powf(exp_max - 1.0), 7, Style::Fixed)
     } else {
         let sz = if exp_max == 0.0 {

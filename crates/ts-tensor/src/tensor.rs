@@ -314,32 +314,6 @@ impl std::fmt::Debug for Tensor {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn handle_is_pointer_sized() {
-        assert_eq!(std::mem::size_of::<Tensor>(), 8);
-    }
-
-    #[test]
-    fn from_vec_round_trips() {
-        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
-        assert_eq!(t.sizes().as_slice(), &[2, 2]);
-        assert_eq!(t.strides().as_slice(), &[2, 1]);
-        assert_eq!(t.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0]);
-        assert!(t.is_contiguous());
-    }
-
-    #[test]
-    fn from_parts_checks_bounds() {
-        let s = Storage::zeroed(16, Device::Cpu).unwrap();
-        assert!(Tensor::from_parts(s.clone(), &[2, 2], &[2, 1], 0, DType::Float32).is_ok());
-        assert!(Tensor::from_parts(s, &[2, 2], &[2, 1], 1, DType::Float32).is_err());
-    }
-}
-
 impl std::fmt::Display for Tensor {
     /// ATen's C++ printing (what TorchScript's `print` shows).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -390,5 +364,31 @@ impl Tensor {
             DType::Float32 => build!(f32),
             DType::Float64 => build!(f64),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_is_pointer_sized() {
+        assert_eq!(std::mem::size_of::<Tensor>(), 8);
+    }
+
+    #[test]
+    fn from_vec_round_trips() {
+        let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        assert_eq!(t.sizes().as_slice(), &[2, 2]);
+        assert_eq!(t.strides().as_slice(), &[2, 1]);
+        assert_eq!(t.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert!(t.is_contiguous());
+    }
+
+    #[test]
+    fn from_parts_checks_bounds() {
+        let s = Storage::zeroed(16, Device::Cpu).unwrap();
+        assert!(Tensor::from_parts(s.clone(), &[2, 2], &[2, 1], 0, DType::Float32).is_ok());
+        assert!(Tensor::from_parts(s, &[2, 2], &[2, 1], 1, DType::Float32).is_err());
     }
 }

@@ -1,0 +1,131 @@
+//! Copying nodes and blocks between graphs (for inlining, unrolling and subgraph creation).
+
+use std::collections::HashMap;
+
+use crate::graph::{BlockId, Graph, NodeId, ValueId};
+
+impl Graph {
+    /// A deep copy of the graph.
+    pub fn copy(&self) -> Graph {
+        self.clone()
+    }
+
+    /// Copies node `n` of `src` (with nested blocks) to the insertion point of `self`, mapping
+    /// its inputs through `map` and recording its outputs there. Inputs missing from the map
+    /// are an error naming the value.
+    pub fn clone_node_from(
+        &mut self,
+        src: &Graph,
+        n: NodeId,
+        map: &mut HashMap<ValueId, ValueId>,
+    ) -> Result<NodeId, crate::graph::GraphError> {
+        let node = src.node(n);
+        let mut inputs = Vec::with_capacity(node.inputs().len());
+        for &v in node.inputs() {
+            let m = map.get(&v).copied().ok_or_else(|| {
+                crate::graph::GraphError::Invalid(format!(
+                    "cloning {}: input %{} has no mapping",
+                    node.kind(),
+                    src.display_name(v)
+                ))
+            })?;
+            inputs.push(m);
+        }
+        let new = self.create(node.kind(), &inputs, 0);
+        for (k, a) in node.attrs() {
+            self.set_attr(new, *k, a.clone());
+        }
+        self.set_source_range(new, node.source_range().cloned());
+        for &o in node.outputs() {
+            let no = self.add_output(new, src.value(o).ty().clone());
+            if let Some(name) = src.value(o).debug_name() {
+                if !name.bytes().all(|b| b.is_ascii_digit()) {
+                    let _ = self.set_debug_name(no, name);
+                }
+            }
+            map.insert(o, no);
+        }
+        self.insert_node(new);
+        for &b in node.blocks() {
+            let nb = self.add_block(new);
+            self.clone_block_into(src, b, nb, map)?;
+        }
+        Ok(new)
+    }
+
+    /// Copies the contents of `src_block` of `src` into the empty block `dst` of `self`
+    /// (inputs, nodes and outputs).
+    pub fn clone_block_into(
+        &mut self,
+        src: &Graph,
+        src_block: BlockId,
+        dst: BlockId,
+        map: &mut HashMap<ValueId, ValueId>,
+    ) -> Result<(), crate::graph::GraphError> {
+        for &i in src.block_inputs(src_block) {
+            let ni = self.add_block_input(dst, src.value(i).ty().clone());
+            if let Some(name) = src.value(i).debug_name() {
+                if !name.bytes().all(|b| b.is_ascii_digit()) {
+                    let _ = self.set_debug_name(ni, name);
+                }
+            }
+            map.insert(i, ni);
+        }
+        let saved = self.insert_point();
+        self.set_insert_point_at_end(dst);
+        for n in src.block_nodes(src_block) {
+            if let Err(e) = self.clone_node_from(src, n, map) {
+                self.set_insert_point_before(saved);
+                return Err(e);
+            }
+        }
+        self.set_insert_point_before(saved);
+        for &o in src.block_outputs(src_block) {
+            let m = map.get(&o).copied().ok_or_else(|| {
+                crate::graph::GraphError::Invalid(format!(
+                    "block output %{} has no mapping",
+                    src.display_name(o)
+                ))
+            })?;
+            self.add_block_output(dst, m);
+        }
+        Ok(())
+    }
+
+    /// Copies `callee`'s body to the insertion point with its inputs bound to `inputs`;
+    /// returns the values standing for the callee's outputs.
+    pub fn insert_graph(
+        &mut self,
+        callee: &Graph,
+        inputs: &[ValueId],
+    ) -> Result<Vec<ValueId>, crate::graph::GraphError> {
+        if callee.inputs().len() != inputs.len() {
+            return Err(crate::graph::GraphError::Invalid(format!(
+                "insert_graph: callee takes {} inputs, {} given",
+                callee.inputs().len(),
+                inputs.len()
+            )));
+        }
+        let mut map: HashMap<ValueId, ValueId> = callee
+            .inputs()
+            .iter()
+            .copied()
+            .zip(inputs.iter().copied())
+            .collect();
+        for n in callee.block_nodes(callee.block()) {
+            self.clone_node_from(callee, n, &mut map)?;
+        }
+        callee
+            .outputs()
+            .iter()
+            .map(|o| {
+                map.get(o).copied().ok_or_else(|| {
+                    crate::graph::GraphError::Invalid(format!(
+                        "callee output %{} has no mapping",
+                        callee.display_name(*o)
+                    ))
+                })
+            })
+            .collect()
+    }
+}

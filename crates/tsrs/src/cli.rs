@@ -1,0 +1,66 @@
+//! Command-line parsing and dispatch.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// torchscript-rs: TorchScript without libtorch.
+#[derive(Parser, Debug)]
+#[command(name = "tsrs", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse a textual graph, verify it and print it back.
+    Ir {
+        /// The IR file.
+        file: PathBuf,
+    },
+    /// Parse one operator schema per line and print each back.
+    Schema {
+        /// The schema file.
+        file: PathBuf,
+    },
+}
+
+/// A command failure: the message printed to stderr before exiting non-zero.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses the arguments and runs the command.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            // --help and --version print and succeed; usage errors are failures.
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) {
+                print!("{e}");
+                return Ok(());
+            }
+            return Err(CliError(e.to_string().trim_end().to_string()));
+        }
+    };
+    match cli.command {
+        Command::Ir { file } => crate::dev_commands::ir(&file),
+        Command::Schema { file } => crate::dev_commands::schema(&file),
+    }
+}
+
+/// Reads a file, naming it in the error.
+pub fn read_text(path: &std::path::Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError(format!("error: cannot read {}: {e}", path.display())))
+}

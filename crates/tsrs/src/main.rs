@@ -1,0 +1,16 @@
+//! `tsrs`: the torchscript-rs command-line tool.
+
+mod cli;
+mod dev_commands;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match cli::run(std::env::args_os()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
