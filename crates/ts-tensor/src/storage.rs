@@ -1,19 +1,17 @@
 //! Reference-counted, untyped tensor memory shared by every view of it.
 
-use std::cell::UnsafeCell;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::sync::Arc;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
 
-/// 64-byte aligned chunk; buffers are vectors of these so element data is always suitably aligned.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Chunk([u8; 64]);
+/// Alignment of every allocation (cache line; enough for any element type and SIMD).
+const ALIGN: usize = 64;
 
 struct StorageImpl {
-    /// The bytes. Mutated through raw pointers by kernels (see the SAFETY notes in `Storage`).
-    data: UnsafeCell<Vec<Chunk>>,
+    /// Start of the zero-initialised allocation (dangling but aligned when `nbytes == 0`).
+    ptr: *mut u8,
     nbytes: usize,
     device: Device,
 }
@@ -25,6 +23,20 @@ struct StorageImpl {
 unsafe impl Send for StorageImpl {}
 // SAFETY: see above; shared access hands out raw pointers only.
 unsafe impl Sync for StorageImpl {}
+
+impl Drop for StorageImpl {
+    fn drop(&mut self) {
+        if self.nbytes > 0 {
+            // SAFETY: `ptr` was returned by `alloc_zeroed` with exactly this layout.
+            unsafe {
+                dealloc(
+                    self.ptr,
+                    Layout::from_size_align_unchecked(self.nbytes, ALIGN),
+                )
+            }
+        }
+    }
+}
 
 /// Untyped memory shared by tensors that view it. Cloning aliases.
 #[derive(Clone)]
@@ -40,17 +52,25 @@ impl Storage {
                 "tensors on device '{device}' are not supported: this build has no CUDA backend"
             )));
         }
-        let chunks = nbytes.div_ceil(64);
-        let mut v = Vec::new();
-        v.try_reserve_exact(chunks).map_err(|_| {
+        let oom = || {
             Error::runtime(format!(
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
             ))
-        })?;
-        v.resize(chunks, Chunk([0; 64]));
+        };
+        let ptr = if nbytes == 0 {
+            ALIGN as *mut u8
+        } else {
+            let layout = Layout::from_size_align(nbytes, ALIGN).map_err(|_| oom())?;
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { alloc_zeroed(layout) };
+            if p.is_null() {
+                return Err(oom());
+            }
+            p
+        };
         Ok(Storage {
             inner: Arc::new(StorageImpl {
-                data: UnsafeCell::new(v),
+                ptr,
                 nbytes,
                 device,
             }),
@@ -77,15 +97,13 @@ impl Storage {
 
     /// Base pointer for reading.
     pub fn as_ptr(&self) -> *const u8 {
-        self.as_mut_ptr() as *const u8
+        self.inner.ptr
     }
 
     /// Base pointer for writing. Writers must stay within `nbytes` and must not race with
     /// other writers of the same bytes.
     pub fn as_mut_ptr(&self) -> *mut u8 {
-        // SAFETY: we only take the vector's data pointer; the vector itself is never resized
-        // after construction, so the pointer stays valid for the storage's lifetime.
-        unsafe { (*self.inner.data.get()).as_mut_ptr() as *mut u8 }
+        self.inner.ptr
     }
 
     /// A copy of the bytes.
@@ -110,5 +128,24 @@ impl Storage {
 impl std::fmt::Debug for Storage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Storage({} bytes on {})", self.nbytes(), self.device())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocates_zeroed_and_aligned() {
+        let s = Storage::zeroed(100, Device::Cpu).unwrap();
+        assert_eq!(s.as_ptr() as usize % ALIGN, 0);
+        assert!(s.to_bytes().iter().all(|&b| b == 0));
+        let e = Storage::zeroed(0, Device::Cpu).unwrap();
+        assert_eq!(e.to_bytes().len(), 0);
+        assert!(Storage::zeroed(usize::MAX - 10, Device::Cpu).is_err());
+        assert!(Storage::zeroed(4, Device::Cuda(None)).is_err());
+        let c = Storage::from_bytes(&[1, 2, 3]).unwrap();
+        assert_eq!(c.to_bytes(), vec![1, 2, 3]);
+        assert!(Storage::ptr_eq(&c, &c.clone()));
     }
 }

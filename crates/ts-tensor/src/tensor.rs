@@ -321,52 +321,6 @@ impl std::fmt::Display for Tensor {
     }
 }
 
-impl Tensor {
-    /// A contiguous copy converted to `dtype` with C-cast semantics (floats truncate toward zero
-    /// when cast to integers, nonzero is `true`).
-    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
-        use half::{bf16, f16};
-        let sizes = self.sizes();
-        let src = self.dtype();
-        let via_int = !src.is_floating_point() && !dtype.is_floating_point();
-        macro_rules! build {
-            ($t:ty) => {{
-                let v: Vec<$t> = if via_int {
-                    self.to_vec::<i64>()
-                        .into_iter()
-                        .map(<$t as Element>::from_i64)
-                        .collect()
-                } else {
-                    self.to_vec::<f64>()
-                        .into_iter()
-                        .map(<$t as Element>::from_f64)
-                        .collect()
-                };
-                Tensor::from_vec(v, &sizes)
-            }};
-        }
-        match dtype {
-            DType::Bool => {
-                let v: Vec<bool> = if src.is_floating_point() {
-                    self.to_vec::<f64>().into_iter().map(|x| x != 0.0).collect()
-                } else {
-                    self.to_vec::<i64>().into_iter().map(|x| x != 0).collect()
-                };
-                Tensor::from_vec(v, &sizes)
-            }
-            DType::UInt8 => build!(u8),
-            DType::Int8 => build!(i8),
-            DType::Int16 => build!(i16),
-            DType::Int32 => build!(i32),
-            DType::Int64 => build!(i64),
-            DType::Float16 => build!(f16),
-            DType::BFloat16 => build!(bf16),
-            DType::Float32 => build!(f32),
-            DType::Float64 => build!(f64),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
