@@ -57,14 +57,14 @@ pub trait UnaryPredicate: Sync {
 }
 
 /// Typed pointer to element 0 of a tensor.
-pub(crate) fn data_ptr<T>(t: &Tensor) -> SendPtr<T> {
+pub fn data_ptr<T>(t: &Tensor) -> SendPtr<T> {
     let m = t.meta();
     // SAFETY: the offset is inside the storage (checked when the view was made).
     SendPtr(unsafe { (m.storage.as_mut_ptr() as *mut T).add(m.offset) })
 }
 
 /// Strides of `t` broadcast to `shape` (0 in broadcast dimensions).
-pub(crate) fn broadcast_strides(t: &Tensor, shape: &[i64]) -> Result<Dims> {
+pub fn broadcast_strides(t: &Tensor, shape: &[i64]) -> Result<Dims> {
     let m = t.meta();
     let nd = shape.len();
     if m.sizes.len() > nd {
@@ -122,7 +122,7 @@ pub(crate) fn broadcast_all(ops: &[&Tensor]) -> Result<Dims> {
 
 /// # Safety
 /// Pointers and strides must describe valid elements for every index of `space`.
-pub(crate) unsafe fn loop2<A: Copy, O: Copy>(
+pub unsafe fn loop2<A: Copy, O: Copy>(
     space: &IterSpace<2>,
     o: SendPtr<O>,
     a: SendPtr<A>,
@@ -147,7 +147,7 @@ pub(crate) unsafe fn loop2<A: Copy, O: Copy>(
 
 /// # Safety
 /// Pointers and strides must describe valid elements for every index of `space`.
-pub(crate) unsafe fn loop3<A: Copy, B: Copy, O: Copy>(
+pub unsafe fn loop3<A: Copy, B: Copy, O: Copy>(
     space: &IterSpace<3>,
     o: SendPtr<O>,
     a: SendPtr<A>,
@@ -178,7 +178,7 @@ pub(crate) unsafe fn loop3<A: Copy, B: Copy, O: Copy>(
 
 /// # Safety
 /// Pointers and strides must describe valid elements for every index of `space`.
-pub(crate) unsafe fn loop4<A: Copy, B: Copy, C: Copy, O: Copy>(
+pub unsafe fn loop4<A: Copy, B: Copy, C: Copy, O: Copy>(
     space: &IterSpace<4>,
     o: SendPtr<O>,
     a: SendPtr<A>,
@@ -508,7 +508,7 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
 }
 
 /// `torch.where(cond, a, b)` core: all operands already of the result dtype and broadcastable.
-pub(crate) fn select3(cond: &Tensor, a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor> {
+pub fn select3(cond: &Tensor, a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor> {
     let shape = broadcast_all(&[cond, a, b])?;
     let out = Tensor::empty(&shape, dtype)?;
     let (so, sc, sa, sb) = (

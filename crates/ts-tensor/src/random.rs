@@ -166,7 +166,7 @@ pub fn normal_fill(
         fill16(&mut data[i..i + 16]);
         i += 16;
     }
-    if n % 16 != 0 {
+    if !n.is_multiple_of(16) {
         let tail = &mut data[n - 16..];
         for d in tail.iter_mut() {
             *d = draw(g);

@@ -1,0 +1,30 @@
+//! `ts-ops`: the operator registry and the builtin operators (PyTorch's
+//! `jit/runtime/operator` and `register_*_ops`).
+
+pub mod containers;
+pub mod matching;
+pub mod numbers;
+pub mod prim;
+pub mod registry;
+pub mod schema_table;
+pub mod stack;
+pub mod strings;
+
+pub use registry::{
+    op, registry, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
+};
+
+/// Registers every builtin operator into `r`.
+pub fn register_builtins(r: &Registry) {
+    numbers::register(r);
+    numbers::register_prim_minmax(r);
+    containers::register_lists(r);
+    containers::register_dicts(r);
+    strings::register(r);
+    prim::register(r);
+}
+
+/// The schemas of every implemented operator (the coverage table of `tsrs ops`).
+pub fn implemented_schemas() -> Vec<String> {
+    registry().schemas()
+}

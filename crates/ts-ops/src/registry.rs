@@ -1,0 +1,184 @@
+//! The operator registry: schemas with the operations that run them.
+//!
+//! Registration is open: anything may register a schema string with an [`Operation`] (a
+//! function on the interpreter's stack) or, for node-dependent primitives, a function from the
+//! node to an operation. Operators are found by kind (all overloads of a `Symbol`), by
+//! `name.overload`, or by matching a graph node's input types against the schemas.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::RwLock;
+use ts_core::{FunctionSchema, IValue, Symbol};
+use ts_ir::{Graph, NodeId};
+use ts_tensor::Error;
+
+use crate::matching::node_matches_schema;
+
+/// The interpreter's value stack.
+pub type Stack = Vec<IValue>;
+
+/// An operation: pops its arguments from the stack and pushes its results.
+pub type Operation = Arc<dyn Fn(&mut Stack) -> Result<(), Error> + Send + Sync>;
+
+/// Builds an operation for a particular node (for primitives whose behaviour depends on the
+/// node: the number of outputs, attributes, types).
+pub type NodeOperation = Arc<dyn Fn(&Graph, NodeId) -> Result<Operation, Error> + Send + Sync>;
+
+/// How an operator runs.
+#[derive(Clone)]
+pub enum OperatorKind {
+    Op(Operation),
+    NodeOp(NodeOperation),
+}
+
+/// A registered operator.
+#[derive(Clone)]
+pub struct Operator {
+    pub schema: Arc<FunctionSchema>,
+    pub symbol: Symbol,
+    pub kind: OperatorKind,
+}
+
+impl Operator {
+    /// The operation for `node` (node-dependent operators are specialised to it).
+    pub fn operation_for(&self, g: &Graph, node: NodeId) -> Result<Operation, Error> {
+        match &self.kind {
+            OperatorKind::Op(op) => Ok(op.clone()),
+            OperatorKind::NodeOp(f) => f(g, node),
+        }
+    }
+
+    /// `name.overload` of the schema.
+    pub fn full_name(&self) -> String {
+        if self.schema.overload_name.is_empty() {
+            self.schema.name.clone()
+        } else {
+            format!("{}.{}", self.schema.name, self.schema.overload_name)
+        }
+    }
+}
+
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Operator({})", self.schema)
+    }
+}
+
+/// All registered operators, by kind.
+#[derive(Default)]
+pub struct Registry {
+    by_symbol: RwLock<HashMap<Symbol, Vec<Arc<Operator>>>>,
+    by_full_name: RwLock<HashMap<String, Arc<Operator>>>,
+}
+
+/// Registration failures (a malformed schema is a programming error surfaced at startup).
+fn bad_schema(schema: &str, e: impl std::fmt::Display) -> Error {
+    Error::runtime(format!("invalid operator schema '{schema}': {e}"))
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    fn insert(&self, op: Operator) -> Arc<Operator> {
+        let op = Arc::new(op);
+        let full = op.full_name();
+        let mut by_name = self.by_full_name.write();
+        let mut by_sym = self.by_symbol.write();
+        let list = by_sym.entry(op.symbol).or_default();
+        if let Some(old) = by_name.get(&full) {
+            list.retain(|o| !Arc::ptr_eq(o, old));
+        }
+        list.push(op.clone());
+        by_name.insert(full, op.clone());
+        op
+    }
+
+    /// Registers `schema` (a full schema string) with an operation.
+    pub fn register(&self, schema: &str, op: Operation) -> Result<Arc<Operator>, Error> {
+        let s = FunctionSchema::parse(schema).map_err(|e| bad_schema(schema, e))?;
+        Ok(self.insert(Operator {
+            symbol: Symbol::new(&s.name),
+            schema: Arc::new(s),
+            kind: OperatorKind::Op(op),
+        }))
+    }
+
+    /// Registers a node-dependent operator.
+    pub fn register_node_op(&self, schema: &str, f: NodeOperation) -> Result<Arc<Operator>, Error> {
+        let s = FunctionSchema::parse(schema).map_err(|e| bad_schema(schema, e))?;
+        Ok(self.insert(Operator {
+            symbol: Symbol::new(&s.name),
+            schema: Arc::new(s),
+            kind: OperatorKind::NodeOp(f),
+        }))
+    }
+
+    /// Registers PyTorch's own schema for `name.overload` (looked up in the embedded table).
+    pub fn register_pt(&self, full_name: &str, op: Operation) -> Result<Arc<Operator>, Error> {
+        let line = crate::schema_table::schema_line(full_name)
+            .ok_or_else(|| Error::runtime(format!("no PyTorch schema named '{full_name}'")))?;
+        self.register(line, op)
+    }
+
+    /// All overloads registered for a kind.
+    pub fn lookup(&self, sym: Symbol) -> Vec<Arc<Operator>> {
+        self.by_symbol.read().get(&sym).cloned().unwrap_or_default()
+    }
+
+    /// The operator registered as `name.overload`.
+    pub fn find(&self, full_name: &str) -> Option<Arc<Operator>> {
+        self.by_full_name.read().get(full_name).cloned()
+    }
+
+    /// The overload whose schema the node's input and output types match.
+    pub fn match_node(&self, g: &Graph, n: NodeId) -> Option<Arc<Operator>> {
+        let kind = g.node(n).kind();
+        let by = self.by_symbol.read();
+        let cands = by.get(&kind)?;
+        cands
+            .iter()
+            .find(|op| node_matches_schema(g, n, &op.schema))
+            .cloned()
+    }
+
+    /// Every registered schema, sorted (the coverage table of `tsrs ops`).
+    pub fn schemas(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .by_full_name
+            .read()
+            .values()
+            .map(|o| o.schema.to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Number of registered operators.
+    pub fn len(&self) -> usize {
+        self.by_full_name.read().len()
+    }
+
+    /// True when nothing is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The global registry with every builtin operator.
+pub fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(|| {
+        let r = Registry::new();
+        crate::register_builtins(&r);
+        r
+    })
+}
+
+/// Wraps a closure as an [`Operation`].
+pub fn op(f: impl Fn(&mut Stack) -> Result<(), Error> + Send + Sync + 'static) -> Operation {
+    Arc::new(f)
+}

@@ -1,0 +1,54 @@
+//! PyTorch's schema strings, embedded, looked up by `name` or `name.overload`.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+static TEXT: &str = include_str!("../data/schemas.txt");
+
+struct Table {
+    /// `aten::add.Tensor` -> the full schema line.
+    by_full_name: HashMap<&'static str, &'static str>,
+    /// `aten::add` -> every overload line.
+    by_name: HashMap<&'static str, Vec<&'static str>>,
+}
+
+fn table() -> &'static Table {
+    static T: OnceLock<Table> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = Table {
+            by_full_name: HashMap::new(),
+            by_name: HashMap::new(),
+        };
+        for line in TEXT.lines().filter(|l| !l.is_empty()) {
+            let head = &line[..line.find('(').unwrap_or(line.len())];
+            t.by_full_name.insert(head, line);
+            // The overload is what follows the first '.' after the `ns::name`.
+            let name_end = head.find("::").map(|p| p + 2).unwrap_or(0);
+            let name = match head[name_end..].find('.') {
+                Some(d) => &head[..name_end + d],
+                None => head,
+            };
+            t.by_name.entry(name).or_default().push(line);
+        }
+        t
+    })
+}
+
+/// The schema line for `name.overload` (or `name` for the overload-less one).
+pub fn schema_line(full_name: &str) -> Option<&'static str> {
+    table().by_full_name.get(full_name).copied()
+}
+
+/// Every schema line of operator `name` (all overloads).
+pub fn overload_lines(name: &str) -> &'static [&'static str] {
+    table()
+        .by_name
+        .get(name)
+        .map(|v| v.as_slice())
+        .unwrap_or(&[])
+}
+
+/// Number of PyTorch schemas known.
+pub fn total_schemas() -> usize {
+    table().by_full_name.len()
+}
