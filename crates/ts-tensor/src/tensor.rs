@@ -321,6 +321,14 @@ impl std::fmt::Display for Tensor {
     }
 }
 
+impl Tensor {
+    /// How many handles share this tensor object (PyTorch's `use_count`); lets tests observe
+    /// when the interpreter releases a value.
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,73 @@
+//! Dead code elimination: removes nodes whose outputs are unused and that have no side effects,
+//! innermost blocks first, repeating until nothing changes.
+
+use ts_ir::{BlockId, Graph};
+
+use crate::side_effects::has_side_effects;
+
+/// Runs DCE over the whole graph; returns whether anything was removed.
+pub fn eliminate_dead_code(g: &mut Graph) -> bool {
+    let mut changed = false;
+    loop {
+        let top = g.block();
+        let round = dce_block(g, top);
+        changed |= round;
+        if !round {
+            return changed;
+        }
+    }
+}
+
+fn dce_block(g: &mut Graph, b: BlockId) -> bool {
+    let mut changed = false;
+    for n in g.block_nodes(b).into_iter().rev() {
+        for sb in g.node(n).blocks().to_vec() {
+            changed |= dce_block(g, sb);
+        }
+        let unused = g.node(n).outputs().iter().all(|&o| !g.value(o).has_uses());
+        if unused && !has_side_effects(g, n) && g.destroy_node(n).is_ok() {
+            changed = true;
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ts_ir::{parse_ir, verify, FileCheck};
+
+    #[test]
+    fn removes_unused_pure_nodes_keeps_side_effects() {
+        let mut g = parse_ir(
+            "graph(%x : Tensor, %l : int[]):\n  %one : int = prim::Constant[value=1]()\n  %a : Tensor = aten::add(%x, %x, %one)\n  %b : Tensor = aten::mul(%a, %a)\n  %c : int[] = aten::append(%l, %one)\n  %s : str = prim::Constant[value=\"hi\"]()\n   = prim::Print(%s)\n  %d : Tensor = aten::add_(%x, %x, %one)\n  return (%x)\n",
+        )
+        .unwrap();
+        assert!(eliminate_dead_code(&mut g));
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check_not("aten::mul")
+            .check("aten::append")
+            .check("prim::Print")
+            .check("aten::add_")
+            .run_graph(&g)
+            .unwrap();
+        assert!(!g.to_string().contains("aten::add(%x"), "{g}");
+        assert!(!eliminate_dead_code(&mut g));
+    }
+
+    #[test]
+    fn removes_pure_control_flow_and_keeps_raising_branches() {
+        let mut g = parse_ir(
+            "graph(%c : bool, %x : int):\n  %y : int = prim::If(%c)\n    block0():\n      %z : int = aten::add(%x, %x)\n      -> (%z)\n    block1():\n      -> (%x)\n   = prim::If(%c)\n    block0():\n      %m : str = prim::Constant[value=\"boom\"]()\n       = prim::RaiseException(%m)\n      -> ()\n    block1():\n      -> ()\n  return (%x)\n",
+        )
+        .unwrap();
+        eliminate_dead_code(&mut g);
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check_count("prim::If", 1, true)
+            .check("prim::RaiseException")
+            .run_graph(&g)
+            .unwrap();
+    }
+}

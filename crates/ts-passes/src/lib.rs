@@ -1,0 +1,16 @@
+//! `ts-passes`: graph passes (PyTorch's `jit/passes`), each a function on a `Graph` in its own
+//! module, tested graph-in/graph-out with FileCheck and the verifier.
+
+pub mod constant_pooling;
+pub mod dead_code_elimination;
+pub mod side_effects;
+
+pub use constant_pooling::constant_pooling;
+pub use dead_code_elimination::eliminate_dead_code;
+pub use side_effects::has_side_effects;
+
+/// The passes the graph executor runs before interpreting a graph.
+pub fn run_required_passes(g: &mut ts_ir::Graph) {
+    eliminate_dead_code(g);
+    constant_pooling(g);
+}

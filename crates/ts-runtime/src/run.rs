@@ -1,0 +1,53 @@
+//! Entry points: call a function, a method of an object, or a bare graph.
+
+use std::sync::Arc;
+
+use ts_core::{IValue, Object};
+use ts_ir::{Function, Graph};
+
+use crate::code::Code;
+use crate::error::ExecutionError;
+use crate::executor::code_for_call;
+use crate::interpreter::{run_to_completion, InterpreterState};
+
+fn single(mut outs: Vec<IValue>) -> IValue {
+    if outs.len() == 1 {
+        outs.pop().unwrap_or_default()
+    } else {
+        IValue::tuple(outs)
+    }
+}
+
+/// Calls `f` with `args`; returns its result (a tuple when it has several outputs).
+pub fn call_function(f: &Function, args: Vec<IValue>) -> Result<IValue, ExecutionError> {
+    let code = code_for_call(f, &args)?;
+    let st = InterpreterState::new(code, args)?;
+    run_to_completion(st).map(single)
+}
+
+/// Calls method `name` of `obj` (with `self` prepended to `args`).
+pub fn call_method(
+    obj: &Arc<Object>,
+    name: &str,
+    mut args: Vec<IValue>,
+) -> Result<IValue, ExecutionError> {
+    let m = obj.class.find_method(name).ok_or_else(|| {
+        ExecutionError::plain(ts_tensor::Error::runtime(format!(
+            "'{}' object has no attribute or method '{name}'",
+            obj.class.name
+        )))
+    })?;
+    let f = m.as_any().downcast_ref::<Function>().ok_or_else(|| {
+        ExecutionError::plain(ts_tensor::Error::runtime(format!(
+            "method '{name}' is not a TorchScript function"
+        )))
+    })?;
+    args.insert(0, IValue::Object(obj.clone()));
+    call_function(f, args)
+}
+
+/// Runs a graph once (no plan cache): useful for tests and tools.
+pub fn run_graph(g: &Graph, args: Vec<IValue>) -> Result<Vec<IValue>, ExecutionError> {
+    let code = Arc::new(Code::new(g, "graph")?);
+    run_to_completion(InterpreterState::new(code, args)?)
+}

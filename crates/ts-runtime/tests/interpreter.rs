@@ -1,0 +1,192 @@
+//! The interpreter end to end on graphs: control flow, calls, fork/wait, last-use release,
+//! exceptions, and the executor's plan cache.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use ts_core::{attr, prim, FunctionSchema, IValue, Source, SourceRange, Type};
+use ts_ir::{parse_ir, Function, Graph};
+use ts_ops::{op, registry};
+use ts_runtime::{call_function, executor_of, run_graph, Code};
+use ts_tensor::{DType, ErrorKind, Tensor};
+
+#[test]
+fn loops_and_ifs() {
+    // sum of i for i in range(n) if i is even, else subtract
+    let g = parse_ir(
+        "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %two : int = prim::Constant[value=2]()\n  %r : int = prim::Loop(%n, %t, %zero)\n    block0(%i : int, %acc : int):\n      %m : int = aten::remainder(%i, %two)\n      %e : bool = aten::eq(%m, %zero)\n      %next : int = prim::If(%e)\n        block0():\n          %a : int = aten::add(%acc, %i)\n          -> (%a)\n        block1():\n          %b : int = aten::sub(%acc, %i)\n          -> (%b)\n      -> (%t, %next)\n  return (%r)\n",
+    )
+    .unwrap();
+    let out = run_graph(&g, vec![IValue::Int(10)]).unwrap();
+    // 0-1+2-3+4-5+6-7+8-9 = -5
+    assert_eq!(out[0].as_int(), Some(-5));
+    let out = run_graph(&g, vec![IValue::Int(0)]).unwrap();
+    assert_eq!(out[0].as_int(), Some(0));
+}
+
+#[test]
+fn while_loop_with_condition() {
+    let g = parse_ir(
+        "graph(%x : int):\n  %max : int = prim::Constant[value=9223372036854775807]()\n  %ten : int = prim::Constant[value=100]()\n  %two : int = prim::Constant[value=2]()\n  %c0 : bool = aten::lt(%x, %ten)\n  %r : int = prim::Loop(%max, %c0, %x)\n    block0(%i : int, %v : int):\n      %v2 : int = aten::mul(%v, %two)\n      %c : bool = aten::lt(%v2, %ten)\n      -> (%c, %v2)\n  return (%r)\n",
+    )
+    .unwrap();
+    assert_eq!(
+        run_graph(&g, vec![IValue::Int(3)]).unwrap()[0].as_int(),
+        Some(192)
+    );
+    assert_eq!(
+        run_graph(&g, vec![IValue::Int(500)]).unwrap()[0].as_int(),
+        Some(500)
+    );
+}
+
+static OBSERVED: AtomicUsize = AtomicUsize::new(0);
+
+#[test]
+fn values_are_released_at_their_last_use() {
+    registry()
+        .register(
+            "test_rt::observe(Tensor x) -> Tensor",
+            op(|s| {
+                let t = s.last().and_then(|v| v.as_tensor()).cloned().unwrap();
+                // The clone above adds one handle; subtract it.
+                OBSERVED.store(t.use_count() - 1, Ordering::SeqCst);
+                Ok(())
+            }),
+        )
+        .unwrap();
+    let x = Tensor::from_vec(vec![1.0f32], &[1]).unwrap();
+    // Last use: the caller's handle and the stack's (moved out of the register).
+    let g = parse_ir("graph(%x : Tensor):\n  %y : Tensor = test_rt::observe(%x)\n  return (%y)\n")
+        .unwrap();
+    run_graph(&g, vec![IValue::Tensor(x.clone())]).unwrap();
+    assert_eq!(OBSERVED.load(Ordering::SeqCst), 2);
+    // Not the last use: the register keeps a handle too.
+    let g = parse_ir("graph(%x : Tensor):\n  %y : Tensor = test_rt::observe(%x)\n  %z : Tensor = test_rt::observe(%x)\n  return (%z)\n").unwrap();
+    run_graph(&g, vec![IValue::Tensor(x.clone())]).unwrap();
+    assert_eq!(OBSERVED.load(Ordering::SeqCst), 2);
+    let code = Code::new(&g, "g").unwrap();
+    let text = code.to_string();
+    assert!(
+        text.contains("LOAD(0)") && text.contains("MOVE(0)"),
+        "{text}"
+    );
+    // A value last used inside a branch is dropped right after the If.
+    let g = parse_ir("graph(%c : bool, %x : Tensor):\n  %r : Tensor = prim::If(%c)\n    block0():\n      %y : Tensor = test_rt::observe(%x)\n      -> (%y)\n    block1():\n      -> (%x)\n  return (%r)\n").unwrap();
+    let text = Code::new(&g, "g").unwrap().to_string();
+    assert!(text.contains("DROPR(1)"), "{text}");
+    assert_eq!(x.use_count(), 1);
+}
+
+fn function_constant(g: &mut Graph, f: &Arc<Function>) -> ts_ir::ValueId {
+    let n = g.create(prim::Constant, &[], 0);
+    g.set_attr(
+        n,
+        attr::name,
+        ts_ir::AttributeValue::String(f.qualified_name().to_string()),
+    );
+    g.add_output(n, f.function_type());
+    g.insert_node(n);
+    g.node(n).output(0)
+}
+
+#[test]
+fn calls_between_functions() {
+    let callee = Function::new(
+        "double",
+        parse_ir("graph(%a : int):\n  %b : int = aten::add(%a, %a)\n  return (%b)\n").unwrap(),
+        FunctionSchema::parse("double(int a) -> int").unwrap(),
+    );
+    let mut g = Graph::new();
+    let x = g.add_graph_input(Type::int());
+    let fv = function_constant(&mut g, &callee);
+    let call = g.insert(prim::CallFunction, &[fv, x], 0);
+    let y = g.add_output(call, Type::int());
+    let call2 = g.insert(prim::CallFunction, &[fv, y], 0);
+    let z = g.add_output(call2, Type::int());
+    g.register_output(z);
+    let caller = Function::new(
+        "caller",
+        g,
+        FunctionSchema::parse("caller(int x) -> int").unwrap(),
+    );
+    assert_eq!(
+        call_function(&caller, vec![IValue::Int(5)])
+            .unwrap()
+            .as_int(),
+        Some(20)
+    );
+}
+
+#[test]
+fn fork_and_wait() {
+    let g = parse_ir(
+        "graph(%x : int):\n  %fut : Future[int] = prim::fork_0(%x)\n  %one : int = prim::Constant[value=1]()\n  %y : int = aten::add(%x, %one)\n  %r : int = aten::wait(%fut)\n  %s : int = aten::add(%r, %y)\n  return (%s)\nwith prim::fork_0 = graph(%a : int):\n  %b : int = aten::mul(%a, %a)\n  return (%b)\n",
+    )
+    .unwrap();
+    for i in 0..20 {
+        assert_eq!(
+            run_graph(&g, vec![IValue::Int(i)]).unwrap()[0].as_int(),
+            Some(i * i + i + 1)
+        );
+    }
+    // Errors inside the forked task surface at the wait.
+    let g = parse_ir(
+        "graph(%x : int):\n  %fut : Future[int] = prim::fork_0(%x)\n  %r : int = aten::wait(%fut)\n  return (%r)\nwith prim::fork_0 = graph(%a : int):\n  %z : int = prim::Constant[value=0]()\n  %b : int = aten::floordiv(%a, %z)\n  return (%b)\n",
+    )
+    .unwrap();
+    let e = run_graph(&g, vec![IValue::Int(1)]).unwrap_err();
+    assert!(e.to_string().contains("division by 0"), "{e}");
+}
+
+#[test]
+fn exceptions_carry_a_traceback() {
+    let mut g = parse_ir("graph(%x : int):\n  %z : int = prim::Constant[value=0]()\n  %y : int = aten::floordiv(%x, %z)\n  return (%y)\n").unwrap();
+    let src = Source::new("def f(x):\n    return x // 0\n", None, 1);
+    let div = g.block_nodes(g.block())[1];
+    g.set_source_range(div, Some(SourceRange::new(src, 21, 27)));
+    let f = Function::new("f", g, FunctionSchema::parse("f(int x) -> int").unwrap());
+    let e = call_function(&f, vec![IValue::Int(3)]).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("Traceback of TorchScript"), "{text}");
+    assert!(text.contains("line 2, in f"), "{text}");
+    assert!(text.contains("~~~~~~ <--- HERE"), "{text}");
+    assert!(text.ends_with("ZeroDivisionError: division by 0"), "{text}");
+    let g = parse_ir("graph(%x : int):\n  %m : str = prim::Constant[value=\"3\"]()\n  %c : str = prim::Constant[value=\"builtins.ValueError\"]()\n   = prim::RaiseException(%m, %c)\n  return (%x)\n").unwrap();
+    let e = run_graph(&g, vec![IValue::Int(1)]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ValueError);
+}
+
+#[test]
+fn plan_cache_is_keyed_by_argument_spec() {
+    let f = Function::new(
+        "ident",
+        parse_ir("graph(%x : Tensor):\n  return (%x)\n").unwrap(),
+        FunctionSchema::parse("ident(Tensor x) -> Tensor").unwrap(),
+    );
+    let a = IValue::Tensor(Tensor::zeros(&[2], DType::Float32).unwrap());
+    let b = IValue::Tensor(Tensor::zeros(&[3], DType::Float32).unwrap());
+    let c = IValue::Tensor(Tensor::zeros(&[2, 2], DType::Float32).unwrap());
+    let d = IValue::Tensor(Tensor::zeros(&[2], DType::Int64).unwrap());
+    for v in [&a, &b, &c, &d, &a] {
+        call_function(&f, vec![v.clone()]).unwrap();
+    }
+    // Same dtype and rank share a plan (sizes are not part of the spec).
+    assert_eq!(executor_of(&f).unwrap().cache_stats(), (2, 3));
+}
+
+#[test]
+fn unknown_operators_are_reported() {
+    let g = parse_ir("graph(%x : int):\n  %y : int = nowhere::thing(%x)\n  return (%y)\n").unwrap();
+    let e = run_graph(&g, vec![IValue::Int(1)]).unwrap_err();
+    assert!(
+        e.to_string().contains("Unknown builtin op: nowhere::thing"),
+        "{e}"
+    );
+    let e = run_graph(
+        &parse_ir("graph(%x : int):\n  return (%x)\n").unwrap(),
+        vec![],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("expected 1 arguments"), "{e}");
+}
