@@ -1,0 +1,13 @@
+//! `ts-frontend`: TorchScript source to graphs (PyTorch's `jit/frontend`): the lexer, the
+//! parser and AST, the IR emitter, SSA conversion and the exit transform, with diagnostics
+//! printed as PyTorch prints them.
+
+pub mod ast;
+pub mod error;
+pub mod lexer;
+pub mod parser;
+pub mod sexpr;
+pub mod token;
+
+pub use error::{CResult, CompileError};
+pub use parser::{parse_expression, parse_program};
