@@ -46,8 +46,9 @@ impl fmt::Display for GlobalName {
 }
 
 /// One value on the pickle machine's stack or inside a container.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum PickleValue {
+    #[default]
     None,
     Bool(bool),
     Int(i64),
@@ -143,12 +144,6 @@ pub struct PickleTree {
     pub objects: Vec<PickleObject>,
     /// The value each BINPERSID/PERSID was given.
     pub persistent_ids: Vec<PickleValue>,
-}
-
-impl Default for PickleValue {
-    fn default() -> Self {
-        PickleValue::None
-    }
 }
 
 impl PickleTree {

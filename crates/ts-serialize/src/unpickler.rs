@@ -511,7 +511,7 @@ impl<'a> Unpickler<'a> {
         items: Vec<PickleValue>,
         what: &str,
     ) -> Result<Vec<(PickleValue, PickleValue)>> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.error(format!("{what} with an odd number of values")));
         }
         let mut out = Vec::with_capacity(items.len() / 2);
