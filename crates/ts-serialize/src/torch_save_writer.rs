@@ -1,0 +1,310 @@
+//! Writing values in the `torch.save` format, laid out as PyTorch 2.x writes it, so that real
+//! `torch.load` (including `weights_only=True`) and the conformance suite's `torchsave.py` read
+//! the files.
+//!
+//! The pickle follows Python's protocol-2 pickler (memoized strings, globals, tuples, lists and
+//! dicts; lists and dicts filled in batches of 1000). A tensor is
+//! `_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, OrderedDict())` with the
+//! storage as a persistent id; each storage is written once, as a whole, however many tensors
+//! view it, and tensors keep their offsets and strides.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ts_core::IValue;
+use ts_tensor::{DType, Storage, Tensor};
+
+use crate::archive_writer::ArchiveWriter;
+use crate::error::{Result, SerializeError};
+use crate::opcodes as op;
+use crate::pickler::{Pickler, BATCH_SIZE};
+use crate::storage_kind::typed_class_name;
+use crate::value_loader::MAX_NESTING;
+
+/// The `version` record of torch.save archives.
+const FORMAT_VERSION_RECORD: &[u8] = b"3\n";
+
+/// Saves `value` to `path` with the `torch.save` layout; the archive folder is the file stem,
+/// as PyTorch names it.
+pub fn save_torch_save(value: &IValue, path: &Path) -> Result<()> {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "archive".to_owned());
+    let bytes = save_torch_save_bytes(value, &stem)?;
+    std::fs::write(path, bytes).map_err(|e| SerializeError::io(path.display(), e))
+}
+
+/// The bytes of a `torch.save` file holding `value`, with records under `archive_name/`
+/// (PyTorch uses `archive` for in-memory buffers).
+pub fn save_torch_save_bytes(value: &IValue, archive_name: &str) -> Result<Vec<u8>> {
+    let mut w = ValueWriter {
+        p: Pickler::new(),
+        memo: HashMap::new(),
+        storages: Vec::new(),
+        storage_index: HashMap::new(),
+        depth: 0,
+    };
+    w.value(value)?;
+    let ValueWriter { p, storages, .. } = w;
+    let data_pkl = p.finish();
+
+    let mut archive = ArchiveWriter::new(archive_name)?;
+    archive.write_record("data.pkl", &data_pkl)?;
+    archive.write_record(".format_version", b"1")?;
+    archive.write_record(
+        ".storage_alignment",
+        crate::archive_writer::RECORD_ALIGNMENT
+            .to_string()
+            .as_bytes(),
+    )?;
+    archive.write_record("byteorder", b"little")?;
+    for (key, s) in storages.iter().enumerate() {
+        let mut bytes = s.storage.to_bytes();
+        bytes.truncate(s.numel * s.dtype.size());
+        if cfg!(target_endian = "big") && s.dtype.size() > 1 {
+            for chunk in bytes.chunks_exact_mut(s.dtype.size()) {
+                chunk.reverse();
+            }
+        }
+        archive.write_record(&format!("data/{key}"), &bytes)?;
+    }
+    archive.write_record("version", FORMAT_VERSION_RECORD)?;
+    archive.finish()
+}
+
+/// A storage to be written as `data/<index>`.
+struct SavedStorage {
+    storage: Storage,
+    dtype: DType,
+    numel: usize,
+    /// The memo slot holding the loaded storage, for tensors that view it again.
+    memo: u32,
+}
+
+struct ValueWriter {
+    p: Pickler,
+    /// Memo slots of values with identity (lists, dicts, tuples, tensors), by address.
+    memo: HashMap<usize, u32>,
+    storages: Vec<SavedStorage>,
+    /// Index into `storages`, by storage identity.
+    storage_index: HashMap<usize, usize>,
+    depth: usize,
+}
+
+fn unsupported(what: impl std::fmt::Display) -> SerializeError {
+    SerializeError::unsupported("data.pkl", what)
+}
+
+impl ValueWriter {
+    fn value(&mut self, v: &IValue) -> Result<()> {
+        if self.depth >= MAX_NESTING {
+            return Err(unsupported(format!(
+                "values nested more than {MAX_NESTING} levels deep"
+            )));
+        }
+        self.depth += 1;
+        let r = self.value_inner(v);
+        self.depth -= 1;
+        r
+    }
+
+    fn value_inner(&mut self, v: &IValue) -> Result<()> {
+        match v {
+            IValue::None => self.p.none(),
+            IValue::Bool(b) => self.p.bool(*b),
+            IValue::Int(i) => self.p.int(*i),
+            IValue::Double(f) => self.p.float(*f),
+            IValue::String(s) => self.p.str(s),
+            IValue::Tuple(t) => {
+                let id = Arc::as_ptr(t) as usize;
+                if self.recall(id) {
+                    return Ok(());
+                }
+                let n = t.elements.len();
+                self.p.tuple_start(n);
+                for e in &t.elements {
+                    self.value(e)?;
+                }
+                self.p.tuple_end(n);
+                if n > 0 {
+                    let slot = self.p.memoize();
+                    self.memo.insert(id, slot);
+                }
+            }
+            IValue::List(l) => {
+                let id = Arc::as_ptr(l) as usize;
+                if self.recall(id) {
+                    return Ok(());
+                }
+                self.p.opcode(op::EMPTY_LIST);
+                let slot = self.p.memoize();
+                self.memo.insert(id, slot);
+                let items = l.items.read().clone();
+                for batch in items.chunks(BATCH_SIZE) {
+                    if let [single] = batch {
+                        self.value(single)?;
+                        self.p.opcode(op::APPEND);
+                    } else {
+                        self.p.mark();
+                        for item in batch {
+                            self.value(item)?;
+                        }
+                        self.p.opcode(op::APPENDS);
+                    }
+                }
+            }
+            IValue::Dict(d) => {
+                let id = Arc::as_ptr(d) as usize;
+                if self.recall(id) {
+                    return Ok(());
+                }
+                self.p.opcode(op::EMPTY_DICT);
+                let slot = self.p.memoize();
+                self.memo.insert(id, slot);
+                let entries: Vec<(IValue, IValue)> = d
+                    .entries
+                    .read()
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
+                for batch in entries.chunks(BATCH_SIZE) {
+                    if let [(k, v)] = batch {
+                        self.value(k)?;
+                        self.value(v)?;
+                        self.p.opcode(op::SETITEM);
+                    } else {
+                        self.p.mark();
+                        for (k, v) in batch {
+                            self.value(k)?;
+                            self.value(v)?;
+                        }
+                        self.p.opcode(op::SETITEMS);
+                    }
+                }
+            }
+            IValue::Tensor(t) => {
+                if self.recall(t.id()) {
+                    return Ok(());
+                }
+                self.tensor(t)?;
+                let slot = self.p.memoize();
+                self.memo.insert(t.id(), slot);
+            }
+            IValue::Complex(c) => {
+                self.p.global("builtins", "complex");
+                self.p.float(c.0);
+                self.p.float(c.1);
+                self.p.tuple_end(2);
+                self.p.memoize();
+                self.p.opcode(op::REDUCE);
+                self.p.memoize();
+            }
+            IValue::Device(d) => {
+                self.p.global("torch", "device");
+                self.p.str(&d.to_string());
+                self.p.tuple_end(1);
+                self.p.memoize();
+                self.p.opcode(op::REDUCE);
+                self.p.memoize();
+            }
+            IValue::Object(o) => {
+                return Err(unsupported(format!(
+                    "saving an object of class {} with torch.save",
+                    o.class.name
+                )))
+            }
+            IValue::Enum(e) => {
+                return Err(unsupported(format!(
+                    "saving a value of enum {} with torch.save",
+                    e.enum_type.name
+                )))
+            }
+            IValue::Future(_) => return Err(unsupported("saving a Future with torch.save")),
+            IValue::Capsule(_) => return Err(unsupported("saving a capsule with torch.save")),
+            IValue::Uninitialized => {
+                return Err(unsupported("saving an uninitialized value with torch.save"))
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits a BINGET when `id` was pickled before.
+    fn recall(&mut self, id: usize) -> bool {
+        match self.memo.get(&id) {
+            Some(&slot) => {
+                self.p.get(slot);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn tensor(&mut self, t: &Tensor) -> Result<()> {
+        let m = t.meta_snapshot();
+        self.p.global("torch._utils", "_rebuild_tensor_v2");
+        self.p.tuple_start(6);
+        self.storage(&m.storage, m.dtype)?;
+        self.p.int(m.offset as i64);
+        self.int_tuple(&m.sizes);
+        self.int_tuple(&m.strides);
+        self.p.bool(m.requires_grad);
+        self.p.global("collections", "OrderedDict");
+        self.p.tuple_start(0);
+        self.p.opcode(op::REDUCE);
+        self.p.memoize();
+        self.p.tuple_end(6);
+        self.p.memoize();
+        self.p.opcode(op::REDUCE);
+        Ok(())
+    }
+
+    fn int_tuple(&mut self, values: &[i64]) {
+        self.p.tuple_start(values.len());
+        for &v in values {
+            self.p.int(v);
+        }
+        self.p.tuple_end(values.len());
+        if !values.is_empty() {
+            self.p.memoize();
+        }
+    }
+
+    /// The persistent id of a storage, written once and recalled from the memo afterwards.
+    fn storage(&mut self, storage: &Storage, dtype: DType) -> Result<()> {
+        if let Some(&i) = self.storage_index.get(&storage.id()) {
+            let saved = &self.storages[i];
+            if saved.dtype != dtype {
+                return Err(unsupported(format!(
+                    "saving tensors that view one storage as both {} and {dtype}",
+                    saved.dtype
+                )));
+            }
+            let slot = saved.memo;
+            self.p.get(slot);
+            return Ok(());
+        }
+        let key = self.storages.len();
+        let numel = storage.nbytes() / dtype.size();
+        self.p.tuple_start(5);
+        self.p.str("storage");
+        self.p.global("torch", typed_class_name(dtype));
+        self.p.str(&key.to_string());
+        self.p.str(&storage.device().to_string());
+        self.p.int(numel as i64);
+        self.p.tuple_end(5);
+        self.p.memoize();
+        self.p.opcode(op::BINPERSID);
+        let slot = self.p.memoize();
+        self.storage_index.insert(storage.id(), key);
+        self.storages.push(SavedStorage {
+            storage: storage.clone(),
+            dtype,
+            numel,
+            memo: slot,
+        });
+        Ok(())
+    }
+}
