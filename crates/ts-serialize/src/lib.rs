@@ -12,6 +12,7 @@ pub mod globals;
 pub mod opcodes;
 pub mod pickle_value;
 pub mod pickler;
+pub mod script_archive;
 pub mod storage_kind;
 pub mod torch_save;
 pub mod torch_save_writer;
@@ -27,6 +28,7 @@ pub use pickle_value::{
     Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,
     PickleValue, TupleId,
 };
+pub use script_archive::{ArchiveTypes, InferredClasses, ScriptArchive};
 pub use torch_save::{load_torch_save, load_torch_save_bytes};
 pub use torch_save_writer::{save_torch_save, save_torch_save_bytes};
 pub use unpickler::unpickle;
