@@ -41,6 +41,9 @@ pub enum KnownGlobal {
     Storage(StorageClass),
     /// A dtype (`torch.float32`, `torch.long`, ...).
     Dtype(ElementKind),
+    /// A quantization scheme (`torch.per_tensor_affine`, ...), whose value in TorchScript is
+    /// its `QScheme` number.
+    QScheme(i64),
     /// `torch.jit._pickle.restore_type_tag(container, type_string)`.
     RestoreTypeTag,
     /// `torch.jit._pickle.build_intlist` and friends: a list with a known element type.
@@ -98,8 +101,14 @@ pub fn classify(global: &GlobalName) -> Option<KnownGlobal> {
             K::TensorClass
         }
         ("collections", "OrderedDict") => K::OrderedDict,
-        ("builtins", "complex") => K::Complex,
+        // Protocol-2 pickles from Python 3 name the builtins module `__builtin__`.
+        ("builtins" | "__builtin__", "complex") => K::Complex,
         ("torch", "device") => K::Device,
+        ("torch", "per_tensor_affine") => K::QScheme(0),
+        ("torch", "per_channel_affine") => K::QScheme(1),
+        ("torch", "per_tensor_symmetric") => K::QScheme(2),
+        ("torch", "per_channel_symmetric") => K::QScheme(3),
+        ("torch", "per_channel_affine_float_qparams") => K::QScheme(4),
         ("torch", "Size") => K::Size,
         ("torch.jit._pickle", "restore_type_tag") => K::RestoreTypeTag,
         ("torch.jit._pickle", "build_intlist") => K::BuildList(SpecializedList::Int),
@@ -107,9 +116,11 @@ pub fn classify(global: &GlobalName) -> Option<KnownGlobal> {
         ("torch.jit._pickle", "build_boollist") => K::BuildList(SpecializedList::Bool),
         ("torch.jit._pickle", "build_tensorlist") => K::BuildList(SpecializedList::Tensor),
         ("torch.jit._pickle", "build_tensor_from_id") => K::BuildTensorFromId,
-        ("builtins", "set") | ("builtins", "frozenset") => K::UnsupportedValue("sets"),
-        ("builtins", "slice") => K::UnsupportedValue("slices"),
-        ("builtins", "bytearray") | ("_codecs", "encode") => K::UnsupportedValue("bytes values"),
+        ("builtins" | "__builtin__", "set" | "frozenset") => K::UnsupportedValue("sets"),
+        ("builtins" | "__builtin__", "slice") => K::UnsupportedValue("slices"),
+        ("builtins" | "__builtin__", "bytearray") | ("_codecs", "encode") => {
+            K::UnsupportedValue("bytes values")
+        }
         _ => return None,
     })
 }

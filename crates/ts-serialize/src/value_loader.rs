@@ -410,8 +410,8 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
         })
     }
 
-    /// A global used as a plain value: only dtypes have one (their ScalarType number, which is
-    /// how TorchScript represents a `torch.dtype`).
+    /// A global used as a plain value: only dtypes and quantization schemes have one (their
+    /// ScalarType/QScheme number, which is how TorchScript represents them).
     fn load_bare_global(&mut self, g: &GlobalName) -> Result<Loaded> {
         match self.known(g)? {
             KnownGlobal::Dtype(ElementKind::Supported(d)) => Ok(Loaded {
@@ -421,6 +421,10 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
             KnownGlobal::Dtype(ElementKind::Unsupported(name)) => {
                 Err(self.unsupported(format!("dtype torch.{name}")))
             }
+            KnownGlobal::QScheme(q) => Ok(Loaded {
+                value: IValue::Int(q),
+                ty: self.types.int.clone(),
+            }),
             _ => Err(self.invalid(format!("the global {g} cannot be used as a value"))),
         }
     }
@@ -437,11 +441,15 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
             )));
         };
         let known = self.known(g)?;
+        if let KnownGlobal::UserType(name) = known {
+            return self.load_user_object(&name, obj);
+        }
         let args = self.args_of(obj)?;
         let is_newobj = matches!(obj.construction, Construction::NewObj { .. });
         match known {
-            KnownGlobal::UserType(name) => return self.load_user_object(&name, obj, args),
-            KnownGlobal::OrderedDict if !is_newobj && obj.state.is_none() => {
+            // A BUILD state on an OrderedDict sets Python attributes (`state_dict()` carries
+            // `_metadata` this way); TorchScript dicts have none, so it is not loaded.
+            KnownGlobal::OrderedDict if !is_newobj => {
                 return self.load_ordered_dict(obj, args, expected)
             }
             _ => {}
@@ -616,7 +624,7 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
                     ))),
                 }
             }
-            K::UserType(_) | K::TensorClass | K::Storage(_) | K::Dtype(_) => {
+            K::UserType(_) | K::TensorClass | K::Storage(_) | K::Dtype(_) | K::QScheme(_) => {
                 Err(self.invalid(format!("the global {g} cannot be called")))
             }
         }
@@ -687,12 +695,7 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
         parsed.map_err(|m| self.invalid(format!("bad type tag '{tag}': {m}")))
     }
 
-    fn load_user_object(
-        &mut self,
-        name: &str,
-        obj: &'t PickleObject,
-        args: &'t [PickleValue],
-    ) -> Result<Loaded> {
+    fn load_user_object(&mut self, name: &str, obj: &'t PickleObject) -> Result<Loaded> {
         let ty = self.resolve(name)?;
         if !obj.list_items.is_empty() || !obj.dict_items.is_empty() {
             return Err(self.invalid(format!("APPENDS/SETITEMS applied to a {name} object")));
@@ -707,9 +710,13 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
                 let value = self.hooks.build_object(&class, state)?;
                 Ok(Loaded { value, ty })
             }
-            (Construction::Reduce { .. }, Type::Enum(enum_type)) => {
-                let [raw] = args else {
-                    return Err(self.arity_named(name, "1", args.len()));
+            (Construction::Reduce { args, .. }, Type::Enum(enum_type)) => {
+                // TorchScript's pickler applies the enum class to the bare value; Python would
+                // pass a one-element tuple. Both are accepted.
+                let raw = match self.tree.as_tuple(args) {
+                    Some([raw]) => raw,
+                    Some(other) => return Err(self.arity_named(name, "1", other.len())),
+                    None => args,
                 };
                 if obj.state.is_some() {
                     return Err(self.invalid(format!("BUILD applied to a {name} enum value")));
@@ -1022,9 +1029,9 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
 }
 
 /// `OrderedDict` is routed to `load_ordered_dict` before `apply`; reaching `apply` with it
-/// means it was used with NEWOBJ or BUILD, which is malformed.
+/// means it was used with NEWOBJ, which is malformed.
 fn unreachable_ordered_dict(loader: &ValueLoader<'_, '_>) -> Result<Loaded> {
-    Err(loader.invalid("collections.OrderedDict used with NEWOBJ or BUILD"))
+    Err(loader.invalid("collections.OrderedDict used with NEWOBJ"))
 }
 
 /// Narrows an expected type to the member of an `Optional`/`Union` that `kind` accepts.
