@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use ts_core::types::{ClassAttribute, ClassMembers, ClassType};
+use ts_core::types::{ClassAttribute, ClassType};
 use ts_core::{IValue, Object, Type, TypeRef};
 use ts_tensor::Tensor;
 
@@ -271,13 +271,7 @@ impl ArchiveTypes for InferredClasses {
         let class = self
             .classes
             .entry(qualified_name.to_owned())
-            .or_insert_with(|| {
-                Arc::new(ClassType {
-                    name: qualified_name.to_owned(),
-                    is_module: true,
-                    members: RwLock::new(ClassMembers::default()),
-                })
-            })
+            .or_insert_with(|| ClassType::new(qualified_name, true))
             .clone();
         Ok(Arc::new(Type::Class(class)))
     }
@@ -326,21 +320,13 @@ impl ArchiveTypes for InferredClasses {
     }
 }
 
-/// The type of a value, one level deep (nested tuple types are `Any`).
+/// The type of an attribute value: plain `Tensor` for tensors, `Any` for tuples (whose types
+/// would have to be computed through possibly shared, deeply nested elements), otherwise the
+/// value's own type, which for containers is their element-type tag.
 fn shallow_type(v: &IValue) -> TypeRef {
-    Arc::new(match v {
-        IValue::None => Type::NoneType,
-        IValue::Bool(_) => Type::Bool,
-        IValue::Int(_) => Type::Int,
-        IValue::Double(_) => Type::Float,
-        IValue::Complex(_) => Type::Complex,
-        IValue::String(_) => Type::Str,
-        IValue::Device(_) => Type::Device,
-        IValue::Tensor(_) => Type::Tensor(Default::default()),
-        IValue::List(l) => Type::List(l.elem_type.clone()),
-        IValue::Dict(d) => Type::Dict(d.key_type.clone(), d.value_type.clone()),
-        IValue::Object(o) => Type::Class(o.class.clone()),
-        IValue::Enum(e) => Type::Enum(e.enum_type.clone()),
-        _ => Type::Any,
-    })
+    match v {
+        IValue::Tensor(_) => Type::tensor(),
+        IValue::Tuple(_) => Type::any(),
+        other => other.type_of(),
+    }
 }

@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ts_core::types::{TensorType, TupleType};
+use ts_core::types::TupleType;
 use ts_core::{Type, TypeRef};
 
-/// Interned types: leaves are singletons, composite types are looked up by their children's
-/// addresses.
+/// Interned types: leaves are ts-core's shared singletons (`Type::int()`, ...), composite types
+/// are looked up by their children's addresses.
 pub struct TypeTable {
     pub any: TypeRef,
     pub none: TypeRef,
@@ -48,16 +48,16 @@ impl TypeTable {
     /// A table holding only the leaf types.
     pub fn new() -> TypeTable {
         TypeTable {
-            any: Arc::new(Type::Any),
-            none: Arc::new(Type::NoneType),
-            bool_: Arc::new(Type::Bool),
-            int: Arc::new(Type::Int),
-            float: Arc::new(Type::Float),
-            complex: Arc::new(Type::Complex),
-            str_: Arc::new(Type::Str),
-            tensor: Arc::new(Type::Tensor(TensorType::default())),
-            device: Arc::new(Type::Device),
-            number: Arc::new(Type::Number),
+            any: Type::any(),
+            none: Type::none(),
+            bool_: Type::bool(),
+            int: Type::int(),
+            float: Type::float(),
+            complex: Type::complex(),
+            str_: Type::string(),
+            tensor: Type::tensor(),
+            device: Type::device(),
+            number: Type::number(),
             lists: HashMap::new(),
             optionals: HashMap::new(),
             futures: HashMap::new(),
