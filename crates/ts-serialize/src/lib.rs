@@ -1,9 +1,26 @@
-//! `ts-serialize`: reading and writing PyTorch's serialized data without Python.
+//! `ts-serialize`: PyTorch's serialized formats without Python (the counterpart of
+//! `torch/csrc/jit/serialization`).
 //!
-//! * [`unpickle`] runs the pickle machine over a stream and returns a generic [`PickleTree`];
-//!   nothing is executed and globals stay names.
-//! * [`ValueLoader`] interprets a tree as [`IValue`](ts_core::IValue)s, accepting only the
-//!   allow-listed globals of [`globals`]; [`LoadHooks`] supplies storages and user types.
+//! Reading is two stages, so that nothing in a file can run code:
+//!
+//! 1. [`unpickle`] runs the pickle machine (protocols 0–5) over a stream and returns a generic
+//!    [`PickleTree`]; globals stay names and REDUCE/NEWOBJ/BUILD are recorded, not executed.
+//! 2. [`ValueLoader`] interprets a tree as [`IValue`](ts_core::IValue)s, accepting only the
+//!    allow-listed globals of [`globals`] (tensor rebuild functions, storage classes, dtypes,
+//!    `OrderedDict`, `torch.device`, `complex`, the `torch.jit._pickle` helpers and `__torch__`
+//!    user types). [`LoadHooks`] supplies storage records and user types.
+//!
+//! Formats:
+//!
+//! * `torch.save` files: [`load_torch_save`] / [`load_torch_save_bytes`] read them;
+//!   [`save_torch_save`] / [`save_torch_save_bytes`] write what real `torch.load` reads.
+//! * `torch.jit.save` archives: [`ScriptArchive`] validates the container and gives access to
+//!   `code/`, `extra/`, the constants table and `data.pkl` (as a generic tree, or loaded with
+//!   classes from an [`ArchiveTypes`] resolver such as the module importer).
+//! * The zip container itself: [`Archive`] (reading) and [`ArchiveWriter`] (64-byte aligned
+//!   stored records, as PyTorch writes them); [`pickler::Pickler`] writes protocol-2 pickles.
+//!
+//! Every failure is a [`SerializeError`] naming the record and the problem.
 
 pub mod archive;
 pub mod archive_writer;
@@ -29,7 +46,7 @@ pub use pickle_value::{
     PickleValue, TupleId,
 };
 pub use script_archive::{ArchiveTypes, InferredClasses, ScriptArchive};
-pub use torch_save::{load_torch_save, load_torch_save_bytes};
+pub use torch_save::{load_from_archive, load_torch_save, load_torch_save_bytes};
 pub use torch_save_writer::{save_torch_save, save_torch_save_bytes};
 pub use unpickler::unpickle;
 pub use value_loader::{build_object_from_dict, load_pickle, LoadHooks, Loaded, ValueLoader};

@@ -258,15 +258,15 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
         if let Some(done) = self.memo.get(&node) {
             return Ok(done.clone());
         }
-        if !self.in_progress.insert(node) {
-            return Err(self.unsupported(
-                "a recursive structure (a container or object that contains itself)",
-            ));
-        }
         if self.depth >= MAX_NESTING {
             return Err(
                 self.unsupported(format!("values nested more than {MAX_NESTING} levels deep"))
             );
+        }
+        if !self.in_progress.insert(node) {
+            return Err(self.unsupported(
+                "a recursive structure (a container or object that contains itself)",
+            ));
         }
         self.depth += 1;
         let result = match node {

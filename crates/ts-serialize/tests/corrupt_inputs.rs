@@ -7,8 +7,7 @@ use support::fixture;
 use ts_serialize::opcodes as op;
 use ts_serialize::pickler::Pickler;
 use ts_serialize::{
-    load_torch_save_bytes, unpickle, ArchiveWriter, InferredClasses, ScriptArchive,
-    SerializeError,
+    load_torch_save_bytes, unpickle, ArchiveWriter, InferredClasses, ScriptArchive, SerializeError,
 };
 
 fn read_fixture(name: &str) -> Vec<u8> {
@@ -92,16 +91,25 @@ fn truncated_pickles() {
 fn wrong_storage_sizes_name_the_record() {
     let data = archive(&tensor_pickle(2, &[2], &[1]), &[("data/0", &[0u8; 7])]);
     let err = load_torch_save_bytes(&data).unwrap_err().to_string();
-    assert!(err.starts_with("data/0: ") && err.contains("7 bytes"), "{err}");
+    assert!(
+        err.starts_with("data/0: ") && err.contains("7 bytes"),
+        "{err}"
+    );
 
     let data = archive(&tensor_pickle(2, &[2], &[1]), &[]);
     let err = load_torch_save_bytes(&data).unwrap_err().to_string();
-    assert!(err.starts_with("data/0: ") && err.contains("lacks"), "{err}");
+    assert!(
+        err.starts_with("data/0: ") && err.contains("lacks"),
+        "{err}"
+    );
 
     // A tensor reaching past the end of its storage.
     let data = archive(&tensor_pickle(2, &[3], &[1]), &[("data/0", &[0u8; 8])]);
     let err = load_torch_save_bytes(&data).unwrap_err().to_string();
-    assert!(err.contains("data/0") && err.contains("out of bounds"), "{err}");
+    assert!(
+        err.contains("data/0") && err.contains("out of bounds"),
+        "{err}"
+    );
 
     // Sizes whose element count overflows.
     let data = archive(
@@ -114,7 +122,10 @@ fn wrong_storage_sizes_name_the_record() {
 #[test]
 fn huge_claimed_lengths() {
     // A storage claiming 2^62 elements is compared with its record, never allocated.
-    let data = archive(&tensor_pickle(1 << 62, &[2], &[1]), &[("data/0", &[0u8; 8])]);
+    let data = archive(
+        &tensor_pickle(1 << 62, &[2], &[1]),
+        &[("data/0", &[0u8; 8])],
+    );
     let err = load_torch_save_bytes(&data).unwrap_err().to_string();
     assert!(err.contains("data/0"), "{err}");
     for pickle in [
@@ -135,7 +146,10 @@ fn huge_claimed_lengths() {
 fn dangerous_globals_are_refused() {
     let mut cases: Vec<(Vec<u8>, &str)> = Vec::new();
     // os.system('ls') via GLOBAL + REDUCE
-    cases.push((b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R.".to_vec(), "os.system"));
+    cases.push((
+        b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R.".to_vec(),
+        "os.system",
+    ));
     // builtins.eval via STACK_GLOBAL (protocol 4)
     cases.push((
         b"\x80\x04\x8c\x08builtins\x8c\x04eval\x93\x8c\x011\x85R.".to_vec(),
