@@ -1060,3 +1060,240 @@ fn swap_elements(bytes: &mut [u8], size: usize) {
         chunk.reverse();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opcodes as op;
+    use crate::pickler::Pickler;
+    use crate::unpickler::unpickle;
+    use ts_core::types::{NamedTupleInfo, TupleType};
+
+    /// Storages are `key -> bytes`; user types come from a fixed table.
+    #[derive(Default)]
+    struct Hooks {
+        storages: HashMap<String, Vec<u8>>,
+        big_endian: bool,
+        types: HashMap<String, TypeRef>,
+        tensors: Vec<Tensor>,
+    }
+
+    impl LoadHooks for Hooks {
+        fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
+            self.storages
+                .get(key)
+                .cloned()
+                .ok_or_else(|| SerializeError::MissingRecord(key.into()))
+        }
+        fn big_endian(&self) -> bool {
+            self.big_endian
+        }
+        fn resolve_type(&mut self, name: &str) -> Result<Option<TypeRef>> {
+            Ok(self.types.get(name).cloned())
+        }
+        fn tensor_from_id(&mut self, id: i64) -> Result<Option<Tensor>> {
+            Ok(usize::try_from(id)
+                .ok()
+                .and_then(|i| self.tensors.get(i).cloned()))
+        }
+    }
+
+    fn load(pickle: Vec<u8>, hooks: &mut Hooks) -> Result<IValue> {
+        let tree = unpickle(&pickle, "test.pkl")?;
+        load_pickle(&tree, "test.pkl", hooks)
+    }
+
+    /// `_rebuild_tensor_v3(UntypedStorage key '0' of `nbytes`, 0, (n,), (1,), False, {}, dtype)`.
+    fn v3_pickle(p: &mut Pickler, nbytes: i64, n: i64, dtype: &str) {
+        p.global("torch._utils", "_rebuild_tensor_v3");
+        p.tuple_start(7);
+        p.tuple_start(5);
+        p.str("storage");
+        p.global("torch.storage", "UntypedStorage");
+        p.str("0");
+        p.str("cpu");
+        p.int(nbytes);
+        p.tuple_end(5);
+        p.opcode(op::BINPERSID);
+        p.int(0);
+        p.int(n);
+        p.tuple_end(1);
+        p.int(1);
+        p.tuple_end(1);
+        p.bool(false);
+        p.opcode(op::EMPTY_DICT);
+        p.global("torch", dtype);
+        p.tuple_end(7);
+        p.opcode(op::REDUCE);
+    }
+
+    #[test]
+    fn untyped_storages_take_the_tensor_dtype() {
+        let mut p = Pickler::new();
+        v3_pickle(&mut p, 8, 2, "float32");
+        let mut hooks = Hooks::default();
+        let bytes: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        hooks.storages.insert("0".into(), bytes);
+        let IValue::Tensor(t) = load(p.finish(), &mut hooks).unwrap() else {
+            panic!()
+        };
+        assert_eq!(t.dtype(), DType::Float32);
+        assert_eq!(t.to_vec::<f32>(), [1.5, -2.0]);
+
+        // The same bytes stored big-endian.
+        let mut p = Pickler::new();
+        v3_pickle(&mut p, 8, 2, "float");
+        let bytes: Vec<u8> = [1.5f32, -2.0]
+            .iter()
+            .flat_map(|f| f.to_be_bytes())
+            .collect();
+        hooks.storages.insert("0".into(), bytes);
+        hooks.big_endian = true;
+        let IValue::Tensor(t) = load(p.finish(), &mut hooks).unwrap() else {
+            panic!()
+        };
+        assert_eq!(t.to_vec::<f32>(), [1.5, -2.0]);
+    }
+
+    #[test]
+    fn one_storage_viewed_as_two_dtypes_is_refused() {
+        let mut p = Pickler::new();
+        p.tuple_start(2);
+        v3_pickle(&mut p, 8, 2, "float32");
+        v3_pickle(&mut p, 8, 1, "int64");
+        p.tuple_end(2);
+        let mut hooks = Hooks::default();
+        hooks.storages.insert("0".into(), vec![0; 8]);
+        let err = load(p.finish(), &mut hooks).unwrap_err().to_string();
+        assert!(
+            err.contains("both as torch.float32 and as torch.int64"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tensor_tables() {
+        let mut p = Pickler::new();
+        p.global("torch.jit._pickle", "build_tensor_from_id");
+        p.int(0);
+        p.tuple_end(1);
+        p.opcode(op::REDUCE);
+        let pickle = p.finish();
+        let err = load(pickle.clone(), &mut Hooks::default()).unwrap_err();
+        assert!(err.to_string().contains("tensor table"), "{err}");
+        let mut hooks = Hooks::default();
+        let t = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+        hooks.tensors.push(t.clone());
+        let IValue::Tensor(got) = load(pickle, &mut hooks).unwrap() else {
+            panic!()
+        };
+        assert!(Tensor::is_same(&got, &t));
+    }
+
+    #[test]
+    fn type_tags_with_user_types_and_named_tuples() {
+        let point = Arc::new(Type::Tuple(TupleType {
+            elements: vec![Type::int(), Type::float()],
+            names: Some(NamedTupleInfo {
+                qualified_name: "__torch__.Point".into(),
+                fields: vec!["x".into(), "y".into()],
+                defaults: vec![],
+            }),
+        }));
+        let mut hooks = Hooks::default();
+        hooks.types.insert("__torch__.Point".into(), point.clone());
+        let mut p = Pickler::new();
+        p.global("torch.jit._pickle", "restore_type_tag");
+        p.opcode(op::EMPTY_LIST);
+        p.int(1);
+        p.float(2.0);
+        p.tuple_end(2);
+        p.opcode(op::APPEND);
+        p.str("List[__torch__.Point]");
+        p.tuple_end(2);
+        p.opcode(op::REDUCE);
+        let IValue::List(l) = load(p.finish(), &mut hooks).unwrap() else {
+            panic!()
+        };
+        assert!(Arc::ptr_eq(&l.elem_type, &point));
+        let IValue::Tuple(t) = &l.items.read()[0] else {
+            panic!()
+        };
+        assert!(t
+            .named_type
+            .as_ref()
+            .is_some_and(|n| Arc::ptr_eq(n, &point)));
+
+        // Unknown user types in tags are errors naming them.
+        let mut p = Pickler::new();
+        p.global("torch.jit._pickle", "restore_type_tag");
+        p.opcode(op::EMPTY_LIST);
+        p.str("List[__torch__.Missing]");
+        p.tuple_end(2);
+        p.opcode(op::REDUCE);
+        let err = load(p.finish(), &mut Hooks::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("__torch__.Missing"), "{err}");
+    }
+
+    #[test]
+    fn devices_dtypes_and_tensor_subclass_wrappers() {
+        let mut p = Pickler::new();
+        p.tuple_start(3);
+        p.global("torch", "device");
+        p.str("cuda");
+        p.int(1);
+        p.tuple_end(2);
+        p.opcode(op::REDUCE);
+        p.global("torch", "bfloat16");
+        // _rebuild_from_type_v2(_rebuild_tensor_v3, torch.Tensor, (args...), {})
+        p.global("torch._tensor", "_rebuild_from_type_v2");
+        p.tuple_start(4);
+        p.global("torch._utils", "_rebuild_tensor_v3");
+        p.global("torch", "Tensor");
+        p.tuple_start(7);
+        p.tuple_start(5);
+        p.str("storage");
+        p.global("torch.storage", "UntypedStorage");
+        p.str("0");
+        p.str("cpu");
+        p.int(2);
+        p.tuple_end(5);
+        p.opcode(op::BINPERSID);
+        p.int(0);
+        p.int(1);
+        p.tuple_end(1);
+        p.int(1);
+        p.tuple_end(1);
+        p.bool(true);
+        p.opcode(op::EMPTY_DICT);
+        p.global("torch", "int16");
+        p.tuple_end(7);
+        p.opcode(op::EMPTY_DICT);
+        p.tuple_end(4);
+        p.opcode(op::REDUCE);
+        p.tuple_end(3);
+        let mut hooks = Hooks::default();
+        hooks
+            .storages
+            .insert("0".into(), 7i16.to_le_bytes().to_vec());
+        let IValue::Tuple(t) = load(p.finish(), &mut hooks).unwrap() else {
+            panic!()
+        };
+        assert!(matches!(
+            t.elements[0],
+            IValue::Device(Device::Cuda(Some(1)))
+        ));
+        assert!(matches!(t.elements[1], IValue::Int(15)));
+        let IValue::Tensor(x) = &t.elements[2] else {
+            panic!()
+        };
+        assert_eq!(x.dtype(), DType::Int16);
+        assert_eq!(x.to_vec::<i64>(), [7]);
+        assert!(x.requires_grad());
+    }
+}
