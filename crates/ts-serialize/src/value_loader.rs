@@ -5,7 +5,7 @@
 //! and, for `.pt` archives, `__torch__` classes and the objects built from them. Every tree node
 //! is loaded once (so shared lists stay shared, a tensor referenced twice is one tensor, and a
 //! hostile DAG of shared tuples costs linear time), and storages are shared by key (views of one
-//! tensor share one [`Storage`]).
+//! tensor share one [`Storage`](ts_tensor::Storage)).
 //!
 //! Lists and dicts get their element types from a type tag when the pickle has one
 //! (`restore_type_tag`, `build_intlist`, ...), otherwise from their contents: the common type of
@@ -19,17 +19,21 @@ use parking_lot::RwLock;
 use ts_core::ivalue::EnumValue;
 use ts_core::types::ClassType;
 use ts_core::{Dict, DictKey, IValue, List, Object, Tuple, Type, TypeRef};
-use ts_tensor::{DType, Device, Storage, Tensor};
+use ts_tensor::{Device, Tensor};
 
 use crate::error::{Result, SerializeError};
 use crate::globals::{classify, KnownGlobal, SpecializedList};
 use crate::pickle_value::{
-    Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,
-    PickleValue, TupleId,
+    Construction, DictId, GlobalName, ListId, ObjectId, PickleObject, PickleTree, PickleValue,
+    TupleId,
 };
-use crate::storage_kind::{dtype_global, storage_class, ElementKind, StorageClass};
+use crate::storage_kind::ElementKind;
 use crate::type_table::{annotation_str, is_subtype, TypeTable};
 use crate::type_tag::parse_type_tag;
+
+mod tensors;
+
+use tensors::LoadedStorage;
 
 /// How deeply containers may nest. Deeper data is refused rather than risking the stack.
 pub const MAX_NESTING: usize = 200;
@@ -132,14 +136,6 @@ enum Node {
     List(ListId),
     Dict(DictId),
     Object(ObjectId),
-}
-
-/// A storage loaded from its record, shared by every tensor that names its key.
-struct LoadedStorage {
-    storage: Storage,
-    /// The element type, fixed by a typed storage class or by the first tensor that views an
-    /// untyped storage.
-    dtype: Option<DType>,
 }
 
 /// Interprets the values of one [`PickleTree`], memoizing per node.
@@ -544,7 +540,8 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
             }
             K::UnsupportedTensor(what) => Err(self.unsupported(what)),
             K::UnsupportedValue(what) => Err(self.unsupported(what)),
-            K::OrderedDict => unreachable_ordered_dict(self),
+            // OrderedDict REDUCEs are routed to `load_ordered_dict` before `apply`.
+            K::OrderedDict => Err(self.invalid("collections.OrderedDict used with NEWOBJ")),
             K::Complex => {
                 let [re, im] = args else {
                     return Err(self.arity(g, "2", args.len()));
@@ -743,206 +740,6 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
         }
     }
 
-    // ----- tensors -----
-
-    fn tensor(&self, t: Tensor) -> Loaded {
-        Loaded {
-            value: IValue::Tensor(t),
-            ty: self.types.tensor.clone(),
-        }
-    }
-
-    fn rebuild_tensor(&mut self, version: &KnownGlobal, args: &'t [PickleValue]) -> Result<Tensor> {
-        let name = match version {
-            KnownGlobal::RebuildTensor => "_rebuild_tensor",
-            KnownGlobal::RebuildTensorV2 => "_rebuild_tensor_v2",
-            _ => "_rebuild_tensor_v3",
-        };
-        let (min, max) = match version {
-            KnownGlobal::RebuildTensor => (4, 4),
-            KnownGlobal::RebuildTensorV2 => (4, 7),
-            _ => (7, 8),
-        };
-        if args.len() < min || args.len() > max {
-            return Err(self.invalid(format!(
-                "{name} takes {min} to {max} arguments, got {}",
-                args.len()
-            )));
-        }
-        let offset = match &args[1] {
-            PickleValue::Int(o) if *o >= 0 => *o as usize,
-            other => {
-                return Err(self.invalid(format!(
-                    "{name}: bad storage offset {}",
-                    self.tree.describe(other)
-                )))
-            }
-        };
-        let sizes = self.int_sequence(&args[2], "tensor size")?;
-        let strides = self.int_sequence(&args[3], "tensor stride")?;
-        let requires_grad = match args.get(4) {
-            Some(v) => self.expect_bool_named(v, name)?,
-            None => false,
-        };
-        let wanted = match (version, args.get(6)) {
-            (KnownGlobal::RebuildTensorV3, Some(PickleValue::Global(d))) => {
-                match dtype_global(&d.module, &d.name) {
-                    Some(ElementKind::Supported(d)) => Some(d),
-                    Some(ElementKind::Unsupported(n)) => {
-                        return Err(self.unsupported(format!("tensors of dtype torch.{n}")))
-                    }
-                    None => return Err(self.invalid(format!("{name}: {d} is not a dtype"))),
-                }
-            }
-            (KnownGlobal::RebuildTensorV3, _) => {
-                return Err(self.invalid(format!("{name}: the dtype argument is not a dtype")))
-            }
-            _ => None,
-        };
-        let PickleValue::Persistent(pid) = &args[0] else {
-            return Err(self.invalid(format!(
-                "{name}: the storage argument is a {}, not a persistent id",
-                args[0].kind_name()
-            )));
-        };
-        let (storage, dtype, key) = self.storage(*pid, wanted)?;
-        let t = Tensor::from_parts(storage, &sizes, &strides, offset, dtype).map_err(|e| {
-            self.invalid(format!(
-                "tensor on storage {}: {}",
-                self.hooks.storage_record(&key),
-                e.message
-            ))
-        })?;
-        t.set_requires_grad(requires_grad);
-        Ok(t)
-    }
-
-    /// The storage a persistent id names, loaded once per key. `wanted` is the dtype a v3
-    /// tensor asks for.
-    fn storage(
-        &mut self,
-        pid: PersistentId,
-        wanted: Option<DType>,
-    ) -> Result<(Storage, DType, String)> {
-        let tree = self.tree;
-        let pid_value = tree
-            .persistent_id(pid)
-            .ok_or_else(|| self.invalid("reference to a missing persistent id"))?;
-        let fields = tree.as_tuple(pid_value).unwrap_or(&[]);
-        let [PickleValue::Str(tag), PickleValue::Global(class), key, _location, PickleValue::Int(numel), ..] =
-            fields
-        else {
-            return Err(self.invalid(format!(
-                "unsupported persistent id {}",
-                tree.describe(pid_value)
-            )));
-        };
-        if tag.as_str() != "storage" {
-            return Err(self.invalid(format!(
-                "unsupported persistent id {}",
-                tree.describe(pid_value)
-            )));
-        }
-        let key = match key {
-            PickleValue::Str(s) => s.as_str().to_owned(),
-            PickleValue::Int(i) => i.to_string(),
-            other => {
-                return Err(self.invalid(format!(
-                    "storage key {} is not a string",
-                    tree.describe(other)
-                )))
-            }
-        };
-        let record = self.hooks.storage_record(&key);
-        let class = storage_class(&class.module, &class.name).ok_or_else(|| {
-            SerializeError::UnknownGlobal {
-                record: self.record.clone(),
-                module: class.module.clone(),
-                name: class.name.clone(),
-            }
-        })?;
-        let typed = match class {
-            StorageClass::Typed(ElementKind::Supported(d)) => Some(d),
-            StorageClass::Typed(ElementKind::Unsupported(n)) => {
-                return Err(self.unsupported(format!("tensors of dtype torch.{n} ({record})")))
-            }
-            StorageClass::Untyped => None,
-        };
-        let numel = usize::try_from(*numel)
-            .map_err(|_| self.invalid(format!("storage {record} has negative size {numel}")))?;
-        if !self.storages.contains_key(&key) {
-            let bytes = self.hooks.read_storage(&key)?;
-            let elem_size = typed.map_or(1, DType::size);
-            let expected_len = numel.checked_mul(elem_size).ok_or_else(|| {
-                self.invalid(format!("storage {record} claims an impossible size"))
-            })?;
-            if bytes.len() != expected_len {
-                return Err(SerializeError::invalid(
-                    &record,
-                    format!(
-                        "the record holds {} bytes but the pickle describes {numel} elements \
-                         of {elem_size} bytes ({expected_len} bytes)",
-                        bytes.len()
-                    ),
-                ));
-            }
-            let storage = self.make_storage(bytes, typed, &record)?;
-            self.storages.insert(
-                key.clone(),
-                LoadedStorage {
-                    storage,
-                    dtype: typed,
-                },
-            );
-        }
-        let big_endian = self.hooks.big_endian();
-        let entry = self
-            .storages
-            .get_mut(&key)
-            .ok_or_else(|| SerializeError::invalid(&record, "storage vanished"))?;
-        let dtype = match (entry.dtype, typed, wanted) {
-            (Some(have), _, Some(w)) if have != w => {
-                return Err(SerializeError::invalid(
-                    &record,
-                    format!("the storage is viewed both as {have} and as {w}"),
-                ))
-            }
-            (Some(have), _, _) => have,
-            (None, _, Some(w)) => {
-                if big_endian && w.size() > 1 {
-                    let mut bytes = entry.storage.to_bytes();
-                    swap_elements(&mut bytes, w.size());
-                    entry.storage = Storage::from_bytes(&bytes)
-                        .map_err(|e| SerializeError::invalid(&record, e.message))?;
-                }
-                entry.dtype = Some(w);
-                w
-            }
-            (None, _, None) => {
-                return Err(SerializeError::invalid(
-                    &record,
-                    "an untyped storage is used without a dtype (_rebuild_tensor_v2 needs a \
-                     typed storage)",
-                ))
-            }
-        };
-        Ok((entry.storage.clone(), dtype, key))
-    }
-
-    fn make_storage(
-        &self,
-        mut bytes: Vec<u8>,
-        typed: Option<DType>,
-        record: &str,
-    ) -> Result<Storage> {
-        if let Some(d) = typed {
-            if self.hooks.big_endian() && d.size() > 1 {
-                swap_elements(&mut bytes, d.size());
-            }
-        }
-        Storage::from_bytes(&bytes).map_err(|e| SerializeError::invalid(record, e.message))
-    }
-
     // ----- argument helpers -----
 
     fn arity(&self, g: &GlobalName, wanted: &str, got: usize) -> SerializeError {
@@ -1028,12 +825,6 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
     }
 }
 
-/// `OrderedDict` is routed to `load_ordered_dict` before `apply`; reaching `apply` with it
-/// means it was used with NEWOBJ, which is malformed.
-fn unreachable_ordered_dict(loader: &ValueLoader<'_, '_>) -> Result<Loaded> {
-    Err(loader.invalid("collections.OrderedDict used with NEWOBJ"))
-}
-
 /// Narrows an expected type to the member of an `Optional`/`Union` that `kind` accepts.
 fn narrow(expected: &TypeRef, kind: impl Fn(&Type) -> bool + Copy) -> Option<TypeRef> {
     match &**expected {
@@ -1054,13 +845,6 @@ fn same_scalar(a: &IValue, b: &IValue) -> bool {
     }
 }
 
-/// Reverses the byte order of every `size`-byte element (big-endian records).
-fn swap_elements(bytes: &mut [u8], size: usize) {
-    for chunk in bytes.chunks_exact_mut(size) {
-        chunk.reverse();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1068,6 +852,7 @@ mod tests {
     use crate::pickler::Pickler;
     use crate::unpickler::unpickle;
     use ts_core::types::{NamedTupleInfo, TupleType};
+    use ts_tensor::DType;
 
     /// Storages are `key -> bytes`; user types come from a fixed table.
     #[derive(Default)]
