@@ -3,11 +3,17 @@
 //! printed as PyTorch prints them.
 
 pub mod ast;
+pub mod canonicalize;
+pub mod convert_to_ssa;
+pub mod emitter;
 pub mod error;
+pub mod exit_transform;
 pub mod lexer;
 pub mod parser;
 pub mod sexpr;
+pub mod stdhash;
 pub mod token;
 
+pub use emitter::{compile_into, compile_source};
 pub use error::{CResult, CompileError};
 pub use parser::{parse_expression, parse_program};

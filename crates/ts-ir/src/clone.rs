@@ -5,6 +5,15 @@ use std::collections::HashMap;
 use crate::graph::{BlockId, Graph, NodeId, ValueId};
 
 impl Graph {
+    /// Every live value mapped to itself: the starting map for cloning nodes within this graph
+    /// (values from outside the cloned region keep referring to themselves).
+    pub fn identity_map(&self) -> HashMap<ValueId, ValueId> {
+        (0..self.values.len())
+            .filter(|&i| self.values[i].alive)
+            .map(|i| (ValueId(i as u32), ValueId(i as u32)))
+            .collect()
+    }
+
     /// A deep copy of the graph.
     pub fn copy(&self) -> Graph {
         self.clone()

@@ -280,6 +280,26 @@ impl Graph {
         }
     }
 
+    /// Number of node slots ever allocated: a checkpoint for [`Graph::rollback_to`].
+    pub fn node_slots(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Destroys every live node created after checkpoint `slots` (newest first), undoing a
+    /// failed attempt that inserted nodes. Nodes are destroyed even if still used by other
+    /// rolled-back nodes.
+    pub fn rollback_to(&mut self, slots: usize) {
+        for i in (slots..self.nodes.len()).rev() {
+            let n = NodeId(i as u32);
+            if self.nodes[i].alive
+                && self.nodes[i].kind != prim::Param
+                && self.nodes[i].kind != prim::Return
+            {
+                self.force_destroy(n);
+            }
+        }
+    }
+
     /// True while node `n` has not been destroyed.
     pub fn is_alive(&self, n: NodeId) -> bool {
         self.nodes.get(n.idx()).is_some_and(|d| d.alive)

@@ -9,6 +9,11 @@ pub use constant_pooling::constant_pooling;
 pub use dead_code_elimination::eliminate_dead_code;
 pub use side_effects::has_side_effects;
 
+/// The cleanup PyTorch runs at the end of compiling a function (`runCleanupPasses`).
+pub fn run_cleanup_passes(g: &mut ts_ir::Graph) {
+    constant_pooling(g);
+}
+
 /// The passes the graph executor runs before interpreting a graph.
 pub fn run_required_passes(g: &mut ts_ir::Graph) {
     eliminate_dead_code(g);

@@ -25,6 +25,20 @@ enum Command {
         /// The schema file.
         file: PathBuf,
     },
+    /// Print the graph of a function (as PyTorch's `fn.graph` shows it).
+    Graph {
+        /// A TorchScript source file.
+        program: PathBuf,
+        /// The function to print.
+        #[arg(long)]
+        entry: String,
+        /// Print the interpreter code instead of the graph.
+        #[arg(long)]
+        code: bool,
+        /// Skip the cleanup passes PyTorch runs after compilation.
+        #[arg(long)]
+        raw: bool,
+    },
 }
 
 /// A command failure: the message printed to stderr before exiting non-zero.
@@ -56,6 +70,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
     match cli.command {
         Command::Ir { file } => crate::dev_commands::ir(&file),
         Command::Schema { file } => crate::dev_commands::schema(&file),
+        Command::Graph {
+            program,
+            entry,
+            code,
+            raw,
+        } => crate::program::graph(&program, &entry, code, raw),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod cli;
 mod dev_commands;
+mod program;
 
 use std::process::ExitCode;
 

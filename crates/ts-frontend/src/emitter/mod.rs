@@ -1,0 +1,215 @@
+//! The IR emitter: lowers the AST of a compilation unit into graphs (PyTorch's `ir_emitter`),
+//! then converts them to SSA and applies the exit transform.
+
+pub mod annotations;
+pub mod builtins;
+pub mod call;
+pub mod classes;
+pub mod environment;
+pub mod expr;
+pub mod function;
+pub mod library;
+pub mod statements;
+pub mod sugared;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use ts_core::{ClassType, Source, SourceRange, TypeRef};
+use ts_ir::{CompilationUnit, Function};
+
+use crate::ast::{ClassDef, Def, Expr, StmtKind};
+use crate::error::{CResult, CompileError};
+use crate::parser::parse_program;
+use annotations::TypeNames;
+
+/// A function definition waiting to be compiled (compiled on first use or at the end).
+struct PendingDef {
+    def: Def,
+    /// The class it is a method of.
+    class: Option<Arc<ClassType>>,
+}
+
+/// The state of compiling one unit: the functions and classes it defines.
+pub struct CompileCtx {
+    pub cu: Arc<CompilationUnit>,
+    pending: HashMap<String, PendingDef>,
+    /// Functions being compiled (for recursion detection), innermost last.
+    in_progress: Vec<String>,
+    /// Global sugared bindings from top-level assignments (`F = torch.nn.functional`).
+    pub globals: HashMap<String, Expr>,
+    /// Names of top-level definitions, in source order.
+    order: Vec<String>,
+    /// Qualified-name prefix for classes (`__torch__`).
+    pub prefix: String,
+    /// Class definitions not yet processed.
+    class_defs: HashMap<String, ClassDef>,
+    /// Classes already set up.
+    classes_done: HashSet<String>,
+}
+
+impl TypeNames for CompileCtx {
+    fn lookup_type(&self, name: &str) -> Option<TypeRef> {
+        self.cu
+            .find_type(name)
+            .or_else(|| self.cu.find_type(&format!("{}.{name}", self.prefix)))
+    }
+}
+
+impl CompileCtx {
+    fn new(cu: Arc<CompilationUnit>) -> CompileCtx {
+        CompileCtx {
+            cu,
+            pending: HashMap::new(),
+            in_progress: Vec::new(),
+            globals: HashMap::new(),
+            order: Vec::new(),
+            prefix: "__torch__".to_string(),
+            class_defs: HashMap::new(),
+            classes_done: HashSet::new(),
+        }
+    }
+
+    /// The function named `name` of this unit, compiling it now if needed. `call_range` is
+    /// where it is called from (for recursion errors).
+    pub fn get_function(
+        &mut self,
+        name: &str,
+        call_range: &SourceRange,
+    ) -> CResult<Option<Arc<Function>>> {
+        if let Some(f) = self.cu.find_function(name) {
+            if f.is_defined() {
+                return Ok(Some(f));
+            }
+        }
+        if self.in_progress.iter().any(|n| n == name) {
+            return Err(CompileError::new(
+                format!(
+                    "function '{name}' is called recursively. Recursive calls are not supported"
+                ),
+                call_range,
+            ));
+        }
+        let Some(p) = self.pending.remove(name) else {
+            return Ok(self.cu.find_function(name));
+        };
+        self.compile_def(name, p)?;
+        Ok(self.cu.find_function(name))
+    }
+
+    fn compile_def(&mut self, name: &str, p: PendingDef) -> CResult<Arc<Function>> {
+        self.in_progress.push(name.to_string());
+        let result = function::FunctionEmitter::compile(self, &p.def, p.class.clone(), name);
+        self.in_progress.pop();
+        let (graph, schema) = result?;
+        let f = match self.cu.find_function(name) {
+            Some(f) => {
+                f.define(graph, schema);
+                f
+            }
+            None => {
+                let f = Function::new(name, graph, schema);
+                self.cu.register_function(f.clone());
+                f
+            }
+        };
+        if let Some(c) = &p.class {
+            c.add_method(f.clone());
+        }
+        Ok(f)
+    }
+
+    /// Makes sure the class named `name` has its attributes and methods set up.
+    pub fn ensure_class(&mut self, name: &str) -> CResult<()> {
+        if self.classes_done.contains(name) {
+            return Ok(());
+        }
+        if let Some(cd) = self.class_defs.remove(name) {
+            self.classes_done.insert(name.to_string());
+            classes::define_class(self, &cd)?;
+        }
+        Ok(())
+    }
+
+    /// Registers a method to compile later.
+    pub fn add_pending_method(&mut self, qualified: String, def: Def, class: Arc<ClassType>) {
+        self.pending.insert(
+            qualified,
+            PendingDef {
+                def,
+                class: Some(class),
+            },
+        );
+    }
+
+    /// Compiles a pending method now (needed for `__init__`, and on first call).
+    pub fn compile_pending(
+        &mut self,
+        qualified: &str,
+        call_range: &SourceRange,
+    ) -> CResult<Option<Arc<Function>>> {
+        self.get_function(qualified, call_range)
+    }
+}
+
+/// Compiles TorchScript source into a compilation unit: every top-level `def` becomes a
+/// function, every `class` a class type (TorchScript classes, `NamedTuple`s, `Enum`s).
+pub fn compile_source(src: &Arc<Source>) -> CResult<Arc<CompilationUnit>> {
+    let cu = CompilationUnit::new();
+    compile_into(&cu, src)?;
+    Ok(cu)
+}
+
+/// Compiles `src` into an existing unit.
+pub fn compile_into(cu: &Arc<CompilationUnit>, src: &Arc<Source>) -> CResult<()> {
+    let program = parse_program(src)?;
+    let mut ctx = CompileCtx::new(cu.clone());
+    library::register_library(&mut ctx)?;
+    // Declare classes first so annotations can name them.
+    for stmt in &program {
+        if let StmtKind::Class(cd) = &stmt.kind {
+            classes::declare_class(&mut ctx, cd)?;
+        }
+    }
+    for stmt in program {
+        match stmt.kind {
+            StmtKind::Def(d) => {
+                let name = d.name.name.clone();
+                let f = Function::declare(name.clone());
+                ctx.cu.register_function(f);
+                ctx.order.push(name.clone());
+                ctx.pending.insert(name, PendingDef { def: d, class: None });
+            }
+            StmtKind::Class(_) | StmtKind::Import | StmtKind::Pass => {}
+            StmtKind::Assign { targets, value: Some(v), .. } if targets.len() == 1 => {
+                if let Some(n) = targets[0].dotted_name() {
+                    ctx.globals.insert(n, v);
+                }
+            }
+            StmtKind::Expr(e) if matches!(e.kind, crate::ast::ExprKind::Str(_)) => {}
+            _ => {
+                return Err(CompileError::new(
+                    "only function and class definitions and simple assignments are allowed at the top level",
+                    &stmt.range,
+                ))
+            }
+        }
+    }
+    let names: Vec<String> = ctx.class_defs.keys().cloned().collect();
+    for n in names {
+        ctx.ensure_class(&n)?;
+    }
+    let order = ctx.order.clone();
+    for name in order {
+        if let Some(p) = ctx.pending.remove(&name) {
+            ctx.compile_def(&name, p)?;
+        }
+    }
+    let rest: Vec<String> = ctx.pending.keys().cloned().collect();
+    for name in rest {
+        if let Some(p) = ctx.pending.remove(&name) {
+            ctx.compile_def(&name, p)?;
+        }
+    }
+    Ok(())
+}
