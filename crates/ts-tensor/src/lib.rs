@@ -3,14 +3,21 @@
 //! A [`Tensor`] is a reference type: cloning the handle aliases. Views share a [`Storage`];
 //! in-place operations write through views and are visible through every alias.
 
+#[macro_use]
+pub(crate) mod cpu;
+pub mod config;
 pub mod device;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod overlap;
+pub mod promote;
 pub mod scalar;
+pub mod shape;
 pub mod storage;
 pub mod tensor;
 
+pub use config::{default_dtype, set_default_dtype};
 pub use device::Device;
 pub use dtype::DType;
 pub use element::Element;
