@@ -10,6 +10,7 @@ pub mod device;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod ops;
 pub mod overlap;
 pub mod promote;
 pub mod scalar;

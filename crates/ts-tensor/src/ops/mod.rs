@@ -1,0 +1,6 @@
+//! Tensor operations, as methods on [`Tensor`](crate::Tensor) named after ATen, grouped by
+//! family. Free functions (`cat`, `stack`, `where_`, the factories) live in their modules and are
+//! re-exported at the crate root.
+
+pub mod copy;
+pub mod view;
