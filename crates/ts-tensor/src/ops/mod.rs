@@ -2,5 +2,6 @@
 //! family. Free functions (`cat`, `stack`, `where_`, the factories) live in their modules and are
 //! re-exported at the crate root.
 
+pub mod binary;
 pub mod copy;
 pub mod view;
