@@ -41,7 +41,7 @@ pub(crate) trait OpNum: Copy + Send + Sync + PartialOrd + PartialEq + Default + 
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn neg(self) -> Self;
-    fn abs(self) -> Self;
+    fn wabs(self) -> Self;
     fn is_nan(self) -> bool {
         false
     }
@@ -97,7 +97,7 @@ macro_rules! int_opnum {
             }
             #[inline(always)]
             #[allow(unused_comparisons)]
-            fn abs(self) -> Self {
+            fn wabs(self) -> Self {
                 if self < 0 {
                     (0 as $t).wrapping_sub(self)
                 } else {
@@ -161,7 +161,7 @@ impl OpNum for bool {
     fn neg(self) -> Self {
         self
     }
-    fn abs(self) -> Self {
+    fn wabs(self) -> Self {
         self
     }
 }
@@ -223,7 +223,7 @@ macro_rules! float_opnum {
                 -self
             }
             #[inline(always)]
-            fn abs(self) -> Self {
+            fn wabs(self) -> Self {
                 <$t>::abs(self)
             }
             #[inline(always)]
@@ -282,7 +282,14 @@ impl Elem for bf16 {
 }
 
 /// Elementary functions on the floating op types (f32 and f64).
-pub(crate) trait FloatMath: OpNum + std::ops::Neg<Output = Self> {
+pub(crate) trait FloatMath:
+    OpNum
+    + std::ops::Neg<Output = Self>
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
     const PI: Self;
     const INFINITY: Self;
     const NEG_INFINITY: Self;
@@ -499,13 +506,13 @@ pub(crate) trait IntOps: OpNum {
     const BITS: u32;
     const SIGNED: bool;
     /// C++ `/` (truncating); `None` for division by zero. Overflow (`MIN / -1`) wraps.
-    fn div_trunc(self, o: Self) -> Option<Self>;
+    fn truncdiv(self, o: Self) -> Option<Self>;
     /// Python `//`; `None` for division by zero.
-    fn div_floor(self, o: Self) -> Option<Self>;
+    fn floordiv(self, o: Self) -> Option<Self>;
     /// Python `%` (sign of the divisor); `None` for division by zero.
-    fn rem_floor(self, o: Self) -> Option<Self>;
+    fn pymod(self, o: Self) -> Option<Self>;
     /// C++ `%` (sign of the dividend); `None` for division by zero.
-    fn rem_trunc(self, o: Self) -> Option<Self>;
+    fn cmod(self, o: Self) -> Option<Self>;
     fn bitand(self, o: Self) -> Self;
     fn bitor(self, o: Self) -> Self;
     fn bitxor(self, o: Self) -> Self;
@@ -522,7 +529,7 @@ macro_rules! int_ops {
             const BITS: u32 = <$t>::BITS;
             const SIGNED: bool = $signed;
             #[inline(always)]
-            fn div_trunc(self, o: Self) -> Option<Self> {
+            fn truncdiv(self, o: Self) -> Option<Self> {
                 if o == 0 {
                     None
                 } else {
@@ -531,7 +538,7 @@ macro_rules! int_ops {
             }
             #[inline(always)]
             #[allow(unused_comparisons)]
-            fn div_floor(self, o: Self) -> Option<Self> {
+            fn floordiv(self, o: Self) -> Option<Self> {
                 if o == 0 {
                     return None;
                 }
@@ -545,7 +552,7 @@ macro_rules! int_ops {
             }
             #[inline(always)]
             #[allow(unused_comparisons)]
-            fn rem_floor(self, o: Self) -> Option<Self> {
+            fn pymod(self, o: Self) -> Option<Self> {
                 if o == 0 {
                     return None;
                 }
@@ -557,7 +564,7 @@ macro_rules! int_ops {
                 }
             }
             #[inline(always)]
-            fn rem_trunc(self, o: Self) -> Option<Self> {
+            fn cmod(self, o: Self) -> Option<Self> {
                 if o == 0 {
                     None
                 } else {
@@ -645,13 +652,13 @@ mod tests {
     #[test]
     fn python_division_semantics() {
         // Python: -7 // 2 == -4, -7 % 2 == 1, 7 % -2 == -1; C: -7 / 2 == -3, -7 % 2 == -1.
-        assert_eq!((-7i64).div_floor(2), Some(-4));
-        assert_eq!((-7i64).rem_floor(2), Some(1));
-        assert_eq!(7i64.rem_floor(-2), Some(-1));
-        assert_eq!((-7i64).div_trunc(2), Some(-3));
-        assert_eq!((-7i64).rem_trunc(2), Some(-1));
-        assert_eq!(1i32.div_floor(0), None);
-        assert_eq!(i64::MIN.div_trunc(-1), Some(i64::MIN));
+        assert_eq!((-7i64).floordiv(2), Some(-4));
+        assert_eq!((-7i64).pymod(2), Some(1));
+        assert_eq!(7i64.pymod(-2), Some(-1));
+        assert_eq!((-7i64).truncdiv(2), Some(-3));
+        assert_eq!((-7i64).cmod(2), Some(-1));
+        assert_eq!(1i32.floordiv(0), None);
+        assert_eq!(i64::MIN.truncdiv(-1), Some(i64::MIN));
         assert_eq!((-7.0f64).rem_euclid_like(2.0), 1.0);
         assert_eq!(7.0f32.rem_euclid_like(-2.0), -1.0);
     }

@@ -70,12 +70,30 @@ pub(crate) enum BinaryOp {
     LogicalXor,
 }
 
-/// Where a binary result goes.
+/// Where an op's result goes: a new tensor, `self` (in-place), or an `out=` tensor.
 #[derive(Clone, Copy)]
 pub(crate) enum Dest<'a> {
     New,
     InPlace(&'a Tensor),
     Into(&'a Tensor),
+}
+
+impl<'a> Dest<'a> {
+    /// The iterator output for a result of dtype `result`, checking `can_cast` for existing
+    /// outputs.
+    pub(crate) fn out(self, result: DType) -> Result<Out<'a>> {
+        Ok(match self {
+            Dest::New => Out::New(result),
+            Dest::InPlace(t) => {
+                check_can_cast(result, t.dtype())?;
+                Out::InPlace(t)
+            }
+            Dest::Into(t) => {
+                check_can_cast(result, t.dtype())?;
+                Out::Into(t)
+            }
+        })
+    }
 }
 
 fn operand_dtype(o: Operand<'_>) -> DType {
@@ -144,17 +162,7 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand<'_>, b: Operand<'_>, dest: Dest
         _ => common,
     };
     let result = if is_comparison(op) { DType::Bool } else { compute };
-    let out = match dest {
-        Dest::New => Out::New(result),
-        Dest::InPlace(t) => {
-            check_can_cast(result, t.dtype())?;
-            Out::InPlace(t)
-        }
-        Dest::Into(t) => {
-            check_can_cast(result, t.dtype())?;
-            Out::Into(t)
-        }
-    };
+    let out = dest.out(result)?;
     let ta = materialize(a, compute)?;
     let tb = materialize(b, compute)?;
     let it = ElementwiseIter::<3>::new(out, result, &[&ta, &tb])?;
@@ -206,8 +214,8 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
                     RoundingMode::None => {
                         return Err(Error::runtime("internal error: integer true division"))
                     }
-                    RoundingMode::Trunc => dispatch_int_or_bool(dt, "div_trunc_cpu", it, |a, b| a.div_trunc(b))?,
-                    RoundingMode::Floor => dispatch_int_or_bool(dt, "div_floor_cpu", it, |a, b| a.div_floor(b))?,
+                    RoundingMode::Trunc => dispatch_int_or_bool(dt, "div_trunc_cpu", it, |a, b| a.truncdiv(b))?,
+                    RoundingMode::Floor => dispatch_int_or_bool(dt, "div_floor_cpu", it, |a, b| a.floordiv(b))?,
                 }
             }
         }
@@ -215,14 +223,14 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
             if dt.is_floating_point() {
                 dispatch_float!(dt, "remainder_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().rem_euclid_like(b.op()))))
             } else {
-                dispatch_int!(dt, "remainder_cpu", T => try_map2::<T, T, T>(it, |a, b| a.rem_floor(b))?)
+                dispatch_int!(dt, "remainder_cpu", T => try_map2::<T, T, T>(it, |a, b| a.pymod(b))?)
             }
         }
         Fmod => {
             if dt.is_floating_point() {
                 dispatch_float!(dt, "fmod_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().fmod(b.op()))))
             } else {
-                dispatch_int!(dt, "fmod_cpu", T => try_map2::<T, T, T>(it, |a, b| a.rem_trunc(b))?)
+                dispatch_int!(dt, "fmod_cpu", T => try_map2::<T, T, T>(it, |a, b| a.cmod(b))?)
             }
         }
         Pow => {
@@ -283,7 +291,7 @@ fn add_kernel<T: Elem>(it: &ElementwiseIter<3>, alpha: Scalar, negate: bool) {
 
 fn float_div<T: Elem>(it: &ElementwiseIter<3>, mode: RoundingMode)
 where
-    T::Op: FloatMath + std::ops::Div<Output = T::Op> + std::ops::Sub<Output = T::Op>,
+    T::Op: FloatMath,
 {
     match mode {
         RoundingMode::None => map2::<T, T, T>(it, |a, b| T::from_op(a.op() / b.op())),
@@ -293,10 +301,7 @@ where
 }
 
 /// Python's float `//` as ATen computes it (through `fmod`, so `inf // 1` is NaN).
-pub(crate) fn floor_div<F>(a: F, b: F) -> F
-where
-    F: FloatMath + std::ops::Div<Output = F> + std::ops::Sub<Output = F>,
-{
+pub(crate) fn floor_div<F: FloatMath>(a: F, b: F) -> F {
     if b == F::zero() {
         return a / b;
     }
@@ -308,7 +313,7 @@ where
     if div != F::zero() {
         let mut fl = div.floor();
         if div - fl > F::from_f64(0.5) {
-            fl = fl.add(F::one());
+            fl = fl + F::one();
         }
         fl
     } else {
@@ -318,21 +323,21 @@ where
 
 fn float_pow<T: Elem>(it: &ElementwiseIter<3>, scalar_exp: Option<f64>)
 where
-    T::Op: FloatMath + std::ops::Div<Output = T::Op>,
+    T::Op: FloatMath,
 {
     // ATen special-cases common scalar exponents (exact squaring, sqrt, reciprocal).
     match scalar_exp {
-        Some(e) if e == 2.0 => map2::<T, T, T>(it, |a, _| T::from_op(a.op().mul(a.op()))),
+        Some(e) if e == 2.0 => map2::<T, T, T>(it, |a, _| T::from_op(a.op() * a.op())),
         Some(e) if e == 3.0 => map2::<T, T, T>(it, |a, _| {
             let x = a.op();
-            T::from_op(x.mul(x).mul(x))
+            T::from_op(x * x * x)
         }),
         Some(e) if e == 0.5 => map2::<T, T, T>(it, |a, _| T::from_op(a.op().sqrt())),
         Some(e) if e == -0.5 => map2::<T, T, T>(it, |a, _| T::from_op(<T::Op>::one() / a.op().sqrt())),
         Some(e) if e == -1.0 => map2::<T, T, T>(it, |a, _| T::from_op(<T::Op>::one() / a.op())),
         Some(e) if e == -2.0 => map2::<T, T, T>(it, |a, _| {
             let x = a.op();
-            T::from_op(<T::Op>::one() / x.mul(x))
+            T::from_op(<T::Op>::one() / (x * x))
         }),
         _ => map2::<T, T, T>(it, |a, b| T::from_op(a.op().powf(b.op()))),
     }
@@ -355,10 +360,6 @@ fn dispatch_int_or_bool(
 }
 
 fn int_binary<T: Elem + IntOps>(a: T, b: T, f: impl Fn(i64, i64) -> Option<i64>) -> Option<T> {
-    if T::SIGNED && T::BITS == 64 {
-        // i64 itself: use the typed operation to keep MIN / -1 wrapping.
-        return f(OpNum::to_i64(a), OpNum::to_i64(b)).map(<T as OpNum>::from_i64);
-    }
     f(OpNum::to_i64(a), OpNum::to_i64(b)).map(<T as OpNum>::from_i64)
 }
 

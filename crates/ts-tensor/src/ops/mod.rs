@@ -4,4 +4,6 @@
 
 pub mod binary;
 pub mod copy;
+pub mod ternary;
+pub mod unary;
 pub mod view;
