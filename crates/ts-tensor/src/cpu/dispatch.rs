@@ -135,3 +135,64 @@ pub(crate) fn not_implemented(name: &str, dtype: crate::DType) -> crate::Error {
         format!("\"{name}\" not implemented for '{}'", dtype.scalar_type_name()),
     )
 }
+
+/// Dispatches over the kernel compute dtypes: all but float16/bfloat16, which kernels compute as
+/// float32 (see [`crate::cpu::iter::kernel_dtype`]); those two give an internal error here.
+macro_rules! dispatch_compute {
+    ($dt:expr, $T:ident => $body:expr) => {{
+        match $dt {
+            $crate::DType::Float16 | $crate::DType::BFloat16 => {
+                return Err($crate::Error::runtime("internal error: half-precision kernel dtype"))
+            }
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    }};
+}
+
+/// Dispatches over float32 and float64 (the floating compute dtypes); others give an error.
+macro_rules! dispatch_compute_float {
+    ($dt:expr, $name:expr, $T:ident => $body:expr) => {{
+        match $dt {
+            $crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            other => return Err($crate::cpu::dispatch::not_implemented($name, other)),
+        }
+    }};
+}

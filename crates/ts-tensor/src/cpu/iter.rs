@@ -26,6 +26,16 @@ pub(crate) enum Out<'a> {
     Into(&'a Tensor),
 }
 
+/// The dtype kernels compute and store in for a result of dtype `dt`: float16 and bfloat16
+/// results are computed as float32 and rounded once when written back, which is what ATen's
+/// `opmath` does and keeps the number of kernel instantiations down.
+pub(crate) fn kernel_dtype(dt: DType) -> DType {
+    match dt {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        other => other,
+    }
+}
+
 /// A built elementwise iteration: output first, then the inputs.
 pub(crate) struct ElementwiseIter<const N: usize> {
     pub plan: Plan<N>,
@@ -80,7 +90,13 @@ impl<const N: usize> ElementwiseIter<N> {
         let perm = reorder(&shape, out_existing.as_ref(), &in_strides);
         let mut target = None;
         let output = match out {
-            Out::New(dt) => Tensor::empty_strided(&shape, &strides_for_permutation(&shape, &perm), dt)?,
+            Out::New(dt) => {
+                let strides = strides_for_permutation(&shape, &perm);
+                if dt != kernel_dtype {
+                    target = Some(Tensor::empty_strided(&shape, &strides, dt)?);
+                }
+                Tensor::empty_strided(&shape, &strides, kernel_dtype)?
+            }
             Out::InPlace(t) | Out::Into(t) => {
                 if matches!(out, Out::Into(_)) && t.meta().sizes != shape {
                     resize_out(t, &shape, &strides_for_permutation(&shape, &perm))?;

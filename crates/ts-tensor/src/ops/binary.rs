@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::default_dtype;
-use crate::cpu::iter::{kernels, ElementwiseIter, Out};
+use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter, Out};
 use crate::cpu::num::{Elem, FloatMath, IntOps, OpNum};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
@@ -163,9 +163,10 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand<'_>, b: Operand<'_>, dest: Dest
     };
     let result = if is_comparison(op) { DType::Bool } else { compute };
     let out = dest.out(result)?;
+    let compute = kernel_dtype(compute);
     let ta = materialize(a, compute)?;
     let tb = materialize(b, compute)?;
-    let it = ElementwiseIter::<3>::new(out, result, &[&ta, &tb])?;
+    let it = ElementwiseIter::<3>::new(out, kernel_dtype(result), &[&ta, &tb])?;
     let scalar_exp = match b {
         Operand::Scalar(s) if op == Pow => Some(s.to_f64()),
         _ => None,
@@ -203,12 +204,12 @@ fn try_map2<A: Elem, B: Elem, O: Elem>(
 fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>) -> Result<()> {
     use BinaryOp::*;
     match op {
-        Add(alpha) => dispatch_all!(dt, T => add_kernel::<T>(it, alpha, false)),
-        Sub(alpha) => dispatch_all!(dt, T => add_kernel::<T>(it, alpha, true)),
-        Mul => dispatch_all!(dt, T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().mul(b.op())))),
+        Add(alpha) => dispatch_compute!(dt, T => add_kernel::<T>(it, alpha, false)),
+        Sub(alpha) => dispatch_compute!(dt, T => add_kernel::<T>(it, alpha, true)),
+        Mul => dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().mul(b.op())))),
         Div(mode) => {
             if dt.is_floating_point() {
-                dispatch_float!(dt, "div_cpu", T => float_div::<T>(it, mode))
+                dispatch_compute_float!(dt, "div_cpu", T => float_div::<T>(it, mode))
             } else {
                 match mode {
                     RoundingMode::None => {
@@ -221,33 +222,33 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
         }
         Remainder => {
             if dt.is_floating_point() {
-                dispatch_float!(dt, "remainder_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().rem_euclid_like(b.op()))))
+                dispatch_compute_float!(dt, "remainder_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().rem_euclid_like(b.op()))))
             } else {
                 dispatch_int!(dt, "remainder_cpu", T => try_map2::<T, T, T>(it, |a, b| a.pymod(b))?)
             }
         }
         Fmod => {
             if dt.is_floating_point() {
-                dispatch_float!(dt, "fmod_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().fmod(b.op()))))
+                dispatch_compute_float!(dt, "fmod_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().fmod(b.op()))))
             } else {
                 dispatch_int!(dt, "fmod_cpu", T => try_map2::<T, T, T>(it, |a, b| a.cmod(b))?)
             }
         }
         Pow => {
             if dt.is_floating_point() {
-                dispatch_float!(dt, "pow", T => float_pow::<T>(it, scalar_exp))
+                dispatch_compute_float!(dt, "pow", T => float_pow::<T>(it, scalar_exp))
             } else if dt == DType::Bool {
                 map2::<bool, bool, bool>(it, |a, b| a || !b)
             } else {
                 dispatch_int!(dt, "pow", T => map2::<T, T, T>(it, |a, b| a.ipow(b)))
             }
         }
-        Atan2 => dispatch_float!(dt, "atan2_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().atan2(b.op())))),
-        Maximum => dispatch_all!(dt, T => map2::<T, T, T>(it, |a, b| {
+        Atan2 => dispatch_compute_float!(dt, "atan2_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().atan2(b.op())))),
+        Maximum => dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| {
             let (x, y) = (a.op(), b.op());
             if x.is_nan() { a } else if y.is_nan() { b } else if x >= y { a } else { b }
         })),
-        Minimum => dispatch_all!(dt, T => map2::<T, T, T>(it, |a, b| {
+        Minimum => dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| {
             let (x, y) = (a.op(), b.op());
             if x.is_nan() { a } else if y.is_nan() { b } else if x <= y { a } else { b }
         })),
@@ -256,12 +257,12 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
         BitXor => bitwise(dt, "bitwise_xor_cpu", it, |a, b| a ^ b, |a, b| a.bitxor(b))?,
         Shl => dispatch_int!(dt, "lshift_cpu", T => map2::<T, T, T>(it, |a, b| a.shl(b))),
         Shr => dispatch_int!(dt, "rshift_cpu", T => map2::<T, T, T>(it, |a, b| a.shr(b))),
-        Eq => dispatch_all!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() == b.op())),
-        Ne => dispatch_all!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() != b.op())),
-        Lt => dispatch_all!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() < b.op())),
-        Le => dispatch_all!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() <= b.op())),
-        Gt => dispatch_all!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() > b.op())),
-        Ge => dispatch_all!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() >= b.op())),
+        Eq => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() == b.op())),
+        Ne => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() != b.op())),
+        Lt => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() < b.op())),
+        Le => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() <= b.op())),
+        Gt => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() > b.op())),
+        Ge => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() >= b.op())),
         LogicalAnd => map2::<bool, bool, bool>(it, |a, b| a && b),
         LogicalOr => map2::<bool, bool, bool>(it, |a, b| a || b),
         LogicalXor => map2::<bool, bool, bool>(it, |a, b| a != b),

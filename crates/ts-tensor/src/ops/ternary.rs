@@ -2,7 +2,7 @@
 //! `where`, `lerp`, `addcmul`, `addcdiv`.
 
 use crate::cpu::dispatch::not_implemented;
-use crate::cpu::iter::{kernels, ElementwiseIter};
+use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter};
 use crate::cpu::num::{Elem, FloatMath, OpNum};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -87,6 +87,7 @@ fn clamp_impl(x: &Tensor, min: Option<Operand<'_>>, max: Option<Operand<'_>>, de
         }
     }
     let out = dest.out(result)?;
+    let result = kernel_dtype(result);
     let xt = x.cast_if_needed(result)?;
     // Missing bounds are passed as the input itself and ignored by the kernel.
     let lo = match min {
@@ -99,7 +100,7 @@ fn clamp_impl(x: &Tensor, min: Option<Operand<'_>>, max: Option<Operand<'_>>, de
     };
     let (has_lo, has_hi) = (min.is_some(), max.is_some());
     let it = ElementwiseIter::<4>::new(out, result, &[&xt, &lo, &hi])?;
-    dispatch_all!(result, T => map3::<T, T, T, T>(&it, move |a, l, h| {
+    dispatch_compute!(result, T => map3::<T, T, T, T>(&it, move |a, l, h| {
         T::from_op(clamp_one(a.op(), has_lo.then(|| l.op()), has_hi.then(|| h.op())))
     }));
     it.finish()
@@ -180,8 +181,10 @@ impl Tensor {
             return Err(not_implemented(name, dt));
         }
         let out = dest.out(dt)?;
-        let it = ElementwiseIter::<4>::new(out, dt, &[self, end, weight])?;
-        dispatch_float!(dt, name, T => map3::<T, T, T, T>(&it, |s, e, w| T::from_op(lerp_one(s.op(), e.op(), w.op()))));
+        let kd = kernel_dtype(dt);
+        let (s, e, w) = (self.cast_if_needed(kd)?, end.cast_if_needed(kd)?, weight.cast_if_needed(kd)?);
+        let it = ElementwiseIter::<4>::new(out, kd, &[&s, &e, &w])?;
+        dispatch_compute_float!(kd, name, T => map3::<T, T, T, T>(&it, |s, e, w| T::from_op(lerp_one(s.op(), e.op(), w.op()))));
         it.finish()
     }
 
@@ -213,15 +216,16 @@ impl Tensor {
             ));
         }
         let out = dest.out(result)?;
+        let result = kernel_dtype(result);
         let (s, a, b) = (self.cast_if_needed(result)?, t1.cast_if_needed(result)?, t2.cast_if_needed(result)?);
         let it = ElementwiseIter::<4>::new(out, result, &[&s, &a, &b])?;
         if div {
-            dispatch_float!(result, "addcdiv_cpu_out", T => {
+            dispatch_compute_float!(result, "addcdiv_cpu_out", T => {
                 let v = <<T as Elem>::Op as OpNum>::from_scalar(value);
                 map3::<T, T, T, T>(&it, move |x, y, z| T::from_op(x.op() + v * (y.op() / z.op())))
             });
         } else {
-            dispatch_all!(result, T => {
+            dispatch_compute!(result, T => {
                 let v = <<T as Elem>::Op as OpNum>::from_scalar(value);
                 map3::<T, T, T, T>(&it, move |x, y, z| T::from_op(x.op().add(v.mul(y.op()).mul(z.op()))))
             });
@@ -253,10 +257,11 @@ pub fn where_(condition: &Tensor, input: Operand<'_>, other: Operand<'_>) -> Res
     }
     let cond = condition.cast_if_needed(DType::Bool)?;
     let result = result_type(&[input, other]);
-    let a = materialize(input, result)?;
-    let b = materialize(other, result)?;
-    let it = ElementwiseIter::<4>::new(crate::cpu::iter::Out::New(result), result, &[&cond, &a, &b])?;
-    dispatch_all!(result, T => map3::<bool, T, T, T>(&it, |c, x, y| if c { x } else { y }));
+    let kd = kernel_dtype(result);
+    let a = materialize(input, kd)?;
+    let b = materialize(other, kd)?;
+    let it = ElementwiseIter::<4>::new(crate::cpu::iter::Out::New(result), kd, &[&cond, &a, &b])?;
+    dispatch_compute!(kd, T => map3::<bool, T, T, T>(&it, |c, x, y| if c { x } else { y }));
     it.finish()
 }
 

@@ -7,7 +7,7 @@
 
 use crate::config::default_dtype;
 use crate::cpu::dispatch::not_implemented;
-use crate::cpu::iter::{kernels, ElementwiseIter};
+use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter};
 use crate::cpu::num::{Elem, FloatMath, OpNum};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
@@ -45,9 +45,10 @@ pub(crate) fn float_unary<U: FloatFn>(x: &Tensor, dest: Dest<'_>, name: &str, in
         return Err(not_implemented(name, dt));
     };
     let out = dest.out(result)?;
-    let input = x.cast_if_needed(result)?;
-    let it = ElementwiseIter::<2>::new(out, result, &[&input])?;
-    dispatch_float!(result, name, T => map1::<T, T>(&it, |a| T::from_op(u.apply(a.op()))));
+    let kd = kernel_dtype(result);
+    let input = x.cast_if_needed(kd)?;
+    let it = ElementwiseIter::<2>::new(out, kd, &[&input])?;
+    dispatch_compute_float!(kd, name, T => map1::<T, T>(&it, |a| T::from_op(u.apply(a.op()))));
     it.finish()
 }
 
