@@ -96,53 +96,73 @@ impl<const N: usize> Plan<N> {
     where
         F: Fn(&[*mut u8; N], &[isize; N], usize) + Sync,
     {
+        self.run_indexed(1, |_, p, s, n| f(p, s, n));
+    }
+
+    /// Like [`Plan::run`], also passing the linear index of each run's first element. `cost`
+    /// is the work per element (in elements), used to decide how to split the iteration.
+    pub(crate) fn run_indexed<F>(&self, cost: usize, f: F)
+    where
+        F: Fn(usize, &[*mut u8; N], &[isize; N], usize) + Sync,
+    {
         if self.numel == 0 {
             return;
         }
         let threads = rayon::current_num_threads();
-        if self.numel < 2 * GRAIN_SIZE || threads <= 1 {
-            self.run_range(0, self.numel, &f);
+        let work = self.numel.saturating_mul(cost.max(1));
+        if work < 2 * GRAIN_SIZE || threads <= 1 || self.numel < 2 {
+            self.run_range_mut(0, self.numel, &mut |pos, p, s, n| f(pos, p, s, n));
             return;
         }
-        let chunks = (self.numel / GRAIN_SIZE).min(threads * 4).max(1);
+        let chunks = (work / GRAIN_SIZE).min(threads * 4).min(self.numel).max(1);
         let chunk = self.numel.div_ceil(chunks);
         (0..chunks).into_par_iter().for_each(|c| {
             let start = c * chunk;
             let end = (start + chunk).min(self.numel);
             if start < end {
-                self.run_range(start, end, &f);
+                self.run_range_mut(start, end, &mut |pos, p, s, n| f(pos, p, s, n));
             }
         });
     }
 
+    /// Runs the elements `start..end` serially with other base pointers (a plan used as a
+    /// template for many sub-iterations, as reductions do).
+    pub(crate) fn run_range_with_base<F>(&self, base: [*mut u8; N], start: usize, end: usize, f: &mut F)
+    where
+        F: FnMut(usize, &[*mut u8; N], &[isize; N], usize),
+    {
+        self.run_range_impl(base, start, end, f);
+    }
+
     /// Runs on the calling thread only, in iteration order (for kernels with sequential state,
     /// such as random number generation).
-    pub(crate) fn run_serial<F>(&self, f: F)
+    pub(crate) fn run_serial<F>(&self, mut f: F)
     where
         F: FnMut(&[*mut u8; N], &[isize; N], usize),
     {
-        let mut f = f;
         if self.numel > 0 {
-            self.run_range_mut(0, self.numel, &mut f);
+            self.run_range_mut(0, self.numel, &mut |_, p, s, n| f(p, s, n));
         }
-    }
-
-    fn run_range<F>(&self, start: usize, end: usize, f: &F)
-    where
-        F: Fn(&[*mut u8; N], &[isize; N], usize),
-    {
-        let mut g = |p: &[*mut u8; N], s: &[isize; N], n: usize| f(p, s, n);
-        self.run_range_mut(start, end, &mut g);
     }
 
     fn run_range_mut<F>(&self, start: usize, end: usize, f: &mut F)
     where
-        F: FnMut(&[*mut u8; N], &[isize; N], usize),
+        F: FnMut(usize, &[*mut u8; N], &[isize; N], usize),
     {
+        let base: [*mut u8; N] = std::array::from_fn(|k| self.base[k].0);
+        self.run_range_impl(base, start, end, f);
+    }
+
+    fn run_range_impl<F>(&self, base: [*mut u8; N], start: usize, end: usize, f: &mut F)
+    where
+        F: FnMut(usize, &[*mut u8; N], &[isize; N], usize),
+    {
+        if start >= end {
+            return;
+        }
         let nd = self.shape.len();
         if nd == 0 {
-            let ptrs: [*mut u8; N] = std::array::from_fn(|k| self.base[k].0);
-            f(&ptrs, &[0; N], 1);
+            f(start, &base, &[0; N], 1);
             return;
         }
         let inner = self.shape[nd - 1];
@@ -160,10 +180,10 @@ impl<const N: usize> Plan<N> {
                 for d in 0..nd {
                     off += idx[d] as isize * self.strides[k][d];
                 }
-                self.base[k].0.wrapping_offset(off)
+                base[k].wrapping_offset(off)
             });
             let n = (inner - idx[nd - 1]).min(end - pos);
-            f(&ptrs, &inner_strides, n);
+            f(pos, &ptrs, &inner_strides, n);
             pos += n;
             idx[nd - 1] += n;
             let mut d = nd - 1;
@@ -176,7 +196,7 @@ impl<const N: usize> Plan<N> {
     }
 }
 
-/// The contiguous iteration order (outermost first) for a shape of `ndim` dimensions.
+/// The row-major iteration order (outermost first) for a shape of `ndim` dimensions.
 pub(crate) fn identity_order(ndim: usize) -> SmallVec<[usize; 6]> {
     (0..ndim).collect()
 }
@@ -211,7 +231,7 @@ mod tests {
         };
         let plan = Plan::<1>::new(&[3, 2], &[0, 1], [op]);
         let mut runs = vec![];
-        plan.run_range_mut(1, 5, &mut |ptrs, _, n| {
+        plan.run_range_mut(1, 5, &mut |_, ptrs, _, n| {
             runs.push((ptrs[0] as usize - p.0 as usize, n));
         });
         assert_eq!(runs, vec![(1, 1), (8, 2), (16, 1)]);

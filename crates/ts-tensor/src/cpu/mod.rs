@@ -10,3 +10,4 @@ pub(crate) mod cast;
 pub(crate) mod iter;
 pub(crate) mod loops;
 pub(crate) mod num;
+pub(crate) mod reduce;

@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod copy;
+pub mod reduce;
 pub mod ternary;
 pub mod unary;
 pub mod view;
