@@ -256,3 +256,22 @@ mod tests {
         assert!(resize_out_and_copy(&iout, &r).is_err());
     }
 }
+
+impl Tensor {
+    /// The elements in row-major order as a `Vec<T>`, converted with PyTorch's cast rules
+    /// (a fast path for internal row-wise algorithms).
+    pub(crate) fn contiguous_vec<T: crate::Element>(&self) -> Result<Vec<T>> {
+        let m = self.meta_snapshot();
+        let n = m.numel();
+        let tmp = Tensor::zeros(&m.sizes, T::DTYPE)?;
+        copy_into(&tmp.meta_snapshot(), &m)?;
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `tmp` is a fresh contiguous tensor of `n` elements of T; the vector has
+        // capacity `n` and every slot is initialised by the copy before `set_len`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(tmp.meta().data_ptr() as *const T, out.as_mut_ptr(), n);
+            out.set_len(n);
+        }
+        Ok(out)
+    }
+}

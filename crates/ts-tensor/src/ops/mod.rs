@@ -4,7 +4,12 @@
 
 pub mod binary;
 pub mod copy;
+pub mod factory;
+pub mod join;
+pub mod random;
 pub mod reduce;
+pub mod scan;
+pub mod sort;
 pub mod ternary;
 pub mod unary;
 pub mod view;
