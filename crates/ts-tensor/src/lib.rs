@@ -28,6 +28,7 @@ pub use generator::{manual_seed, Generator};
 pub use ops::binary::RoundingMode;
 pub use ops::copy::resize_out_and_copy;
 pub use ops::factory;
+pub use ops::index::TensorIndex;
 pub use ops::join::{cat, stack};
 pub use ops::ternary::where_;
 pub use promote::Operand;

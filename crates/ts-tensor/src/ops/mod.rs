@@ -6,6 +6,7 @@ pub mod binary;
 pub mod copy;
 pub mod factory;
 pub mod gather;
+pub mod index;
 pub mod join;
 pub mod random;
 pub mod reduce;
