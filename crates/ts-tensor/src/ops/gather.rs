@@ -384,18 +384,7 @@ enum ScatterSrc<'a> {
 fn check_mask(mask: &Tensor, msg: &str) -> Result<()> {
     let dt = mask.dtype();
     if dt != DType::Bool {
-        let cpp = match dt {
-            DType::UInt8 => "unsigned char",
-            DType::Int8 => "signed char",
-            DType::Int16 => "short int",
-            DType::Int32 => "int",
-            DType::Int64 => "long int",
-            DType::Float16 => "c10::Half",
-            DType::BFloat16 => "c10::BFloat16",
-            DType::Float32 => "float",
-            DType::Float64 => "double",
-            DType::Bool => "bool",
-        };
+        let cpp = dt.cpp_name();
         return Err(Error::runtime(format!("{msg} {cpp}")));
     }
     Ok(())

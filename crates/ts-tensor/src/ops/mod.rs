@@ -8,6 +8,7 @@ pub mod factory;
 pub mod gather;
 pub mod index;
 pub mod join;
+pub mod linalg;
 pub mod random;
 pub mod reduce;
 pub mod scan;

@@ -51,22 +51,6 @@ fn clamp_one<O: OpNum>(x: O, lo: Option<O>, hi: Option<O>) -> O {
     r
 }
 
-/// The name C++ gives a dtype in some of ATen's messages (`long int` for int64).
-fn cpp_type_name(dt: DType) -> &'static str {
-    match dt {
-        DType::Bool => "bool",
-        DType::UInt8 => "unsigned char",
-        DType::Int8 => "signed char",
-        DType::Int16 => "short int",
-        DType::Int32 => "int",
-        DType::Int64 => "long int",
-        DType::Float16 => "c10::Half",
-        DType::BFloat16 => "c10::BFloat16",
-        DType::Float32 => "float",
-        DType::Float64 => "double",
-    }
-}
-
 fn clamp_impl(x: &Tensor, min: Option<Operand<'_>>, max: Option<Operand<'_>>, dest: Dest<'_>) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
         return Err(Error::runtime(
@@ -82,7 +66,7 @@ fn clamp_impl(x: &Tensor, min: Option<Operand<'_>>, max: Option<Operand<'_>>, de
             return Err(Error::runtime(format!(
                 "result type {} can't be cast to the desired output type {}",
                 result.scalar_type_name(),
-                cpp_type_name(t.dtype())
+                t.dtype().cpp_name()
             )));
         }
     }
