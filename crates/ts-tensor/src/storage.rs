@@ -1,21 +1,31 @@
 //! Reference-counted, untyped tensor memory shared by every view of it.
 
-use std::cell::UnsafeCell;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
 
-/// 64-byte aligned chunk; buffers are vectors of these so element data is always suitably aligned.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Chunk([u8; 64]);
+/// Alignment of every buffer: enough for any element type and for SIMD loads.
+const ALIGN: usize = 64;
 
 struct StorageImpl {
-    /// The bytes. Mutated through raw pointers by kernels (see the SAFETY notes in `Storage`).
-    data: UnsafeCell<Vec<Chunk>>,
+    /// The bytes, allocated zeroed with `layout` (dangling when `layout.size() == 0`). Mutated
+    /// through raw pointers by kernels (see the SAFETY notes in `Storage`).
+    ptr: NonNull<u8>,
+    layout: Layout,
     nbytes: usize,
     device: Device,
+}
+
+impl Drop for StorageImpl {
+    fn drop(&mut self) {
+        if self.layout.size() != 0 {
+            // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
+            unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
+        }
+    }
 }
 
 // SAFETY: the buffer is plain bytes with no thread affinity. Concurrent writes to one storage from
@@ -40,17 +50,24 @@ impl Storage {
                 "tensors on device '{device}' are not supported: this build has no CUDA backend"
             )));
         }
-        let chunks = nbytes.div_ceil(64);
-        let mut v = Vec::new();
-        v.try_reserve_exact(chunks).map_err(|_| {
+        let oom = || {
             Error::runtime(format!(
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
             ))
-        })?;
-        v.resize(chunks, Chunk([0; 64]));
+        };
+        let layout = Layout::from_size_align(nbytes.div_ceil(ALIGN) * ALIGN, ALIGN).map_err(|_| oom())?;
+        let ptr = if layout.size() == 0 {
+            // A dangling, aligned pointer: never dereferenced because the size is 0.
+            NonNull::new(ALIGN as *mut u8).ok_or_else(oom)?
+        } else {
+            // SAFETY: the layout has a non-zero size. Zeroed allocation lets the system hand out
+            // fresh zero pages without writing them.
+            NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or_else(oom)?
+        };
         Ok(Storage {
             inner: Arc::new(StorageImpl {
-                data: UnsafeCell::new(v),
+                ptr,
+                layout,
                 nbytes,
                 device,
             }),
@@ -83,9 +100,7 @@ impl Storage {
     /// Base pointer for writing. Writers must stay within `nbytes` and must not race with
     /// other writers of the same bytes.
     pub fn as_mut_ptr(&self) -> *mut u8 {
-        // SAFETY: we only take the vector's data pointer; the vector itself is never resized
-        // after construction, so the pointer stays valid for the storage's lifetime.
-        unsafe { (*self.inner.data.get()).as_mut_ptr() as *mut u8 }
+        self.inner.ptr.as_ptr()
     }
 
     /// A copy of the bytes.
