@@ -7,6 +7,7 @@
 #[macro_use]
 pub(crate) mod dispatch;
 pub(crate) mod cast;
+pub(crate) mod fastmath;
 pub(crate) mod iter;
 pub(crate) mod loops;
 pub(crate) mod num;

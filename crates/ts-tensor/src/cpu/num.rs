@@ -333,7 +333,7 @@ pub(crate) trait FloatMath:
 }
 
 macro_rules! float_math {
-    ($t:ty, $erf:path, $erfc:path) => {
+    ($t:ty, $erf:path, $erfc:path, $exp:path, $tanh:path) => {
         impl FloatMath for $t {
             const PI: Self = std::f64::consts::PI as $t;
             const INFINITY: Self = <$t>::INFINITY;
@@ -341,7 +341,7 @@ macro_rules! float_math {
             const NAN: Self = <$t>::NAN;
             #[inline(always)]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                $exp(self)
             }
             #[inline(always)]
             fn exp2(self) -> Self {
@@ -409,7 +409,7 @@ macro_rules! float_math {
             }
             #[inline(always)]
             fn tanh(self) -> Self {
-                <$t>::tanh(self)
+                $tanh(self)
             }
             #[inline(always)]
             fn asinh(self) -> Self {
@@ -498,8 +498,8 @@ macro_rules! float_math {
     };
 }
 
-float_math!(f32, libm::erff, libm::erfcf);
-float_math!(f64, libm::erf, libm::erfc);
+float_math!(f32, libm::erff, libm::erfcf, crate::cpu::fastmath::exp_f32, crate::cpu::fastmath::tanh_f32);
+float_math!(f64, libm::erf, libm::erfc, f64::exp, f64::tanh);
 
 /// Integer-only arithmetic (division, shifts, bit operations) for the integer op types.
 pub(crate) trait IntOps: OpNum {
