@@ -32,8 +32,14 @@ fn main() -> ts_tensor::Result<()> {
     let b = Tensor::from_vec(src.clone(), &[N as i64])?;
     let out = Tensor::zeros(&[N as i64], DType::Float32)?;
     let bytes4 = N * 4;
-    println!("elementwise float32, {N} elements ({} MiB per tensor)", bytes4 >> 20);
-    println!("{:<34} {:>8} {:>10} {:>10}", "kernel", "threads", "ms", "GB/s");
+    println!(
+        "elementwise float32, {N} elements ({} MiB per tensor)",
+        bytes4 >> 20
+    );
+    println!(
+        "{:<34} {:>8} {:>10} {:>10}",
+        "kernel", "threads", "ms", "GB/s"
+    );
     for threads in [1usize, 2] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -58,7 +64,11 @@ fn main() -> ts_tensor::Result<()> {
                 let _ = a.tanh();
             });
             let row = |name: &str, bytes: usize, d: Duration| {
-                println!("{name:<34} {threads:>8} {:>10.3} {:>10.2}", d.as_secs_f64() * 1e3, gbps(bytes, d));
+                println!(
+                    "{name:<34} {threads:>8} {:>10.3} {:>10.2}",
+                    d.as_secs_f64() * 1e3,
+                    gbps(bytes, d)
+                );
             };
             row("plain copy (slice copy_from_slice)", 2 * bytes4, plain);
             row("tensor copy_ (same dtype)", 2 * bytes4, copy);

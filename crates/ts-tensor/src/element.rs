@@ -50,7 +50,8 @@ int_element!(i64, DType::Int64, f64_to_i64);
 /// Float to int64 as x86's `cvttsd2si` does: truncation, and `i64::MIN` for NaN and out of range
 /// values (which is what PyTorch's C++ casts produce on x86).
 pub fn f64_to_i64(v: f64) -> i64 {
-    if v.is_nan() || v >= 9.223372036854775807e18 || v < -9.223372036854775808e18 {
+    const TWO_63: f64 = (1u64 << 63) as f64;
+    if v.is_nan() || !(-TWO_63..TWO_63).contains(&v) {
         i64::MIN
     } else {
         v as i64
@@ -59,7 +60,7 @@ pub fn f64_to_i64(v: f64) -> i64 {
 
 /// Float to int32 as x86's `cvttsd2si` (32-bit) does: `i32::MIN` for NaN and out of range values.
 pub fn f64_to_i32(v: f64) -> i32 {
-    if v.is_nan() || v >= 2147483648.0 || v < -2147483648.0 {
+    if v.is_nan() || !(-2147483648.0..2147483648.0).contains(&v) {
         i32::MIN
     } else {
         v as i32

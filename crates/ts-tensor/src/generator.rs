@@ -152,10 +152,17 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::excessive_precision)]
     fn uniform_matches_torch_seed_0() {
         // torch.manual_seed(0); torch.rand(5).tolist()
         let mut g = Mt19937::new(0);
-        let want = [0.49625658988952637f32, 0.7682217955589294, 0.08847743272781372, 0.13203048706054688, 0.30742281675338745];
+        let want = [
+            0.49625658988952637f32,
+            0.7682217955589294,
+            0.08847743272781372,
+            0.13203048706054688,
+            0.30742281675338745,
+        ];
         for w in want {
             assert_eq!(g.uniform_f32(), w);
         }

@@ -31,11 +31,20 @@ impl Tensor {
         let sizes: Vec<usize> = self.sizes().iter().map(|&s| s as usize).collect();
         let dt = self.dtype();
         let leaves: Vec<ListValue> = if dt.is_floating_point() {
-            self.contiguous_vec::<f64>()?.into_iter().map(ListValue::Float).collect()
+            self.contiguous_vec::<f64>()?
+                .into_iter()
+                .map(ListValue::Float)
+                .collect()
         } else if dt == DType::Bool {
-            self.contiguous_vec::<bool>()?.into_iter().map(ListValue::Bool).collect()
+            self.contiguous_vec::<bool>()?
+                .into_iter()
+                .map(ListValue::Bool)
+                .collect()
         } else {
-            self.contiguous_vec::<i64>()?.into_iter().map(ListValue::Int).collect()
+            self.contiguous_vec::<i64>()?
+                .into_iter()
+                .map(ListValue::Int)
+                .collect()
         };
         fn build(sizes: &[usize], leaves: &mut std::vec::IntoIter<ListValue>) -> ListValue {
             match sizes.split_first() {
@@ -77,7 +86,14 @@ impl Tensor {
     }
 }
 
-fn flatten(v: &ListValue, sizes: &[i64], depth: usize, flat: &mut Vec<f64>, ints: &mut Vec<i64>, kind: &mut u8) -> Result<()> {
+fn flatten(
+    v: &ListValue,
+    sizes: &[i64],
+    depth: usize,
+    flat: &mut Vec<f64>,
+    ints: &mut Vec<i64>,
+    kind: &mut u8,
+) -> Result<()> {
     match v {
         ListValue::List(items) => {
             let want = sizes.get(depth).copied();
@@ -98,10 +114,7 @@ fn flatten(v: &ListValue, sizes: &[i64], depth: usize, flat: &mut Vec<f64>, ints
         }
         leaf => {
             if depth != sizes.len() {
-                return Err(Error::new(
-                    ErrorKind::TypeError,
-                    "not a sequence",
-                ));
+                return Err(Error::new(ErrorKind::TypeError, "not a sequence"));
             }
             let (f, i, k) = match leaf {
                 ListValue::Bool(b) => (*b as i64 as f64, *b as i64, 0),
@@ -133,11 +146,26 @@ mod tests {
         let t = Tensor::from_list(&l, None).unwrap();
         assert_eq!((t.dtype(), t.sizes().to_vec()), (DType::Int64, vec![2, 2]));
         assert_eq!(t.tolist().unwrap(), l);
-        let f = Tensor::from_list(&ListValue::List(vec![ListValue::Int(1), ListValue::Float(2.5)]), None).unwrap();
+        let f = Tensor::from_list(
+            &ListValue::List(vec![ListValue::Int(1), ListValue::Float(2.5)]),
+            None,
+        )
+        .unwrap();
         assert_eq!(f.to_vec::<f32>(), vec![1.0, 2.5]);
-        assert_eq!(Tensor::from_list(&ListValue::Float(3.5), None).unwrap().dim(), 0);
-        let bad = ListValue::List(vec![ListValue::List(vec![ListValue::Int(1)]), ListValue::List(vec![])]);
-        assert_eq!(Tensor::from_list(&bad, None).unwrap_err().message, "expected sequence of length 1 at dim 1 (got 0)");
+        assert_eq!(
+            Tensor::from_list(&ListValue::Float(3.5), None)
+                .unwrap()
+                .dim(),
+            0
+        );
+        let bad = ListValue::List(vec![
+            ListValue::List(vec![ListValue::Int(1)]),
+            ListValue::List(vec![]),
+        ]);
+        assert_eq!(
+            Tensor::from_list(&bad, None).unwrap_err().message,
+            "expected sequence of length 1 at dim 1 (got 0)"
+        );
         let b = Tensor::from_vec(vec![true], &[]).unwrap();
         assert_eq!(b.tolist().unwrap(), ListValue::Bool(true));
     }

@@ -108,7 +108,11 @@ impl Formatter {
                 }
             }
             Values::Float(v) => {
-                let nz: Vec<f64> = v.iter().copied().filter(|x| x.is_finite() && *x != 0.0).collect();
+                let nz: Vec<f64> = v
+                    .iter()
+                    .copied()
+                    .filter(|x| x.is_finite() && *x != 0.0)
+                    .collect();
                 if nz.is_empty() {
                     return f;
                 }
@@ -194,7 +198,14 @@ fn summarized_indices(sizes: &[usize], base: usize, summarize: bool, out: &mut V
     }
 }
 
-fn tensor_str_rec(d: &Data, f: &Formatter, sizes: &[usize], base: usize, indent: usize, summarize: bool) -> String {
+fn tensor_str_rec(
+    d: &Data,
+    f: &Formatter,
+    sizes: &[usize],
+    base: usize,
+    indent: usize,
+    summarize: bool,
+) -> String {
     if sizes.is_empty() {
         return f.format(&d.values, base);
     }
@@ -211,16 +222,30 @@ fn tensor_str_rec(d: &Data, f: &Formatter, sizes: &[usize], base: usize, indent:
             data.push(f.format(&d.values, base + i));
         }
         let lines: Vec<String> = data.chunks(per_line).map(|c| c.join(", ")).collect();
-        return format!("[{}]", lines.join(&format!(",\n{}", " ".repeat(indent + 1))));
+        return format!(
+            "[{}]",
+            lines.join(&format!(",\n{}", " ".repeat(indent + 1)))
+        );
     }
     let mut slices: Vec<String> = Vec::new();
     for (k, &i) in idx.iter().enumerate() {
         if cut && k == EDGEITEMS {
             slices.push("...".to_string());
         }
-        slices.push(tensor_str_rec(d, f, &sizes[1..], base + i * inner, indent + 1, summarize));
+        slices.push(tensor_str_rec(
+            d,
+            f,
+            &sizes[1..],
+            base + i * inner,
+            indent + 1,
+            summarize,
+        ));
     }
-    let sep = format!(",{}{}", "\n".repeat(sizes.len() - 1), " ".repeat(indent + 1));
+    let sep = format!(
+        ",{}{}",
+        "\n".repeat(sizes.len() - 1),
+        " ".repeat(indent + 1)
+    );
     format!("[{}]", slices.join(&sep))
 }
 
@@ -255,17 +280,20 @@ impl Tensor {
         if device != crate::Device::Cpu {
             suffixes.push(format!("device='{device}'"));
         }
-        let tensor_str;
-        if m.numel() == 0 {
+        let tensor_str = if m.numel() == 0 {
             if m.dim() != 1 {
                 let sz: Vec<String> = m.sizes.iter().map(|s| s.to_string()).collect();
-                let tuple = if sz.len() == 1 { format!("({},)", sz[0]) } else { format!("({})", sz.join(", ")) };
+                let tuple = if sz.len() == 1 {
+                    format!("({},)", sz[0])
+                } else {
+                    format!("({})", sz.join(", "))
+                };
                 suffixes.push(format!("size={tuple}"));
             }
             if dtype != default_dtype() {
                 suffixes.push(format!("dtype={dtype}"));
             }
-            tensor_str = "[]".to_string();
+            "[]".to_string()
         } else {
             if !(dtype == default_dtype() || dtype == DType::Int64 || dtype == DType::Bool) {
                 suffixes.push(format!("dtype={dtype}"));
@@ -288,12 +316,16 @@ impl Tensor {
                 }
             };
             let f = Formatter::new(&fmt_values, dtype);
-            tensor_str = tensor_str_rec(&d, &f, &d.sizes, 0, indent, summarize);
-        }
+            tensor_str_rec(&d, &f, &d.sizes, 0, indent, summarize)
+        };
         if m.requires_grad {
             suffixes.push("requires_grad=True".to_string());
         }
-        Ok(add_suffixes(&format!("{prefix}{tensor_str}"), &suffixes, indent))
+        Ok(add_suffixes(
+            &format!("{prefix}{tensor_str}"),
+            &suffixes,
+            indent,
+        ))
     }
 }
 
@@ -317,23 +349,47 @@ mod tests {
     // Expected strings are `repr(...)` output of torch 2.15 for the same data.
     #[test]
     fn float_modes() {
-        assert_eq!(f32t(vec![1., 2., 3., 4.], &[2, 2]).to_string(), "tensor([[1., 2.],\n        [3., 4.]])");
-        assert_eq!(f32t(vec![1.5, -2.25], &[2]).to_string(), "tensor([ 1.5000, -2.2500])");
-        assert_eq!(f32t(vec![1e-5, 1.0], &[2]).to_string(), "tensor([1.0000e-05, 1.0000e+00])");
+        assert_eq!(
+            f32t(vec![1., 2., 3., 4.], &[2, 2]).to_string(),
+            "tensor([[1., 2.],\n        [3., 4.]])"
+        );
+        assert_eq!(
+            f32t(vec![1.5, -2.25], &[2]).to_string(),
+            "tensor([ 1.5000, -2.2500])"
+        );
+        assert_eq!(
+            f32t(vec![1e-5, 1.0], &[2]).to_string(),
+            "tensor([1.0000e-05, 1.0000e+00])"
+        );
         assert_eq!(f32t(vec![3.5], &[]).to_string(), "tensor(3.5000)");
-        assert_eq!(f32t(vec![f32::NAN, 1.0, f32::INFINITY], &[3]).to_string(), "tensor([nan, 1., inf])");
+        assert_eq!(
+            f32t(vec![f32::NAN, 1.0, f32::INFINITY], &[3]).to_string(),
+            "tensor([nan, 1., inf])"
+        );
         assert_eq!(f32t(vec![0.0, 0.0], &[2]).to_string(), "tensor([0., 0.])");
-        assert_eq!(f32t(vec![1e10, 1.0], &[2]).to_string(), "tensor([1.0000e+10, 1.0000e+00])");
+        assert_eq!(
+            f32t(vec![1e10, 1.0], &[2]).to_string(),
+            "tensor([1.0000e+10, 1.0000e+00])"
+        );
         let d = Tensor::from_vec(vec![1.0f64, 2.5], &[2]).unwrap();
-        assert_eq!(d.to_string(), "tensor([1.0000, 2.5000], dtype=torch.float64)");
+        assert_eq!(
+            d.to_string(),
+            "tensor([1.0000, 2.5000], dtype=torch.float64)"
+        );
     }
 
     #[test]
     fn nesting_suffixes_and_wrapped_rows() {
         let ones = f32t(vec![1.; 8], &[2, 2, 2]);
-        assert_eq!(ones.to_string(), "tensor([[[1., 1.],\n         [1., 1.]],\n\n        [[1., 1.],\n         [1., 1.]]])");
+        assert_eq!(
+            ones.to_string(),
+            "tensor([[[1., 1.],\n         [1., 1.]],\n\n        [[1., 1.],\n         [1., 1.]]])"
+        );
         let h = Tensor::zeros(&[2, 3], DType::Float16).unwrap();
-        assert_eq!(h.to_string(), "tensor([[0., 0., 0.],\n        [0., 0., 0.]], dtype=torch.float16)");
+        assert_eq!(
+            h.to_string(),
+            "tensor([[0., 0., 0.],\n        [0., 0., 0.]], dtype=torch.float16)"
+        );
         let g = f32t(vec![1.; 3], &[3]);
         g.set_requires_grad(true);
         assert_eq!(g.to_string(), "tensor([1., 1., 1.], requires_grad=True)");
@@ -348,12 +404,34 @@ mod tests {
 
     #[test]
     fn ints_bools_and_empty() {
-        assert_eq!(Tensor::from_vec(vec![1i64, -2, 3], &[3]).unwrap().to_string(), "tensor([ 1, -2,  3])");
-        assert_eq!(Tensor::from_vec(vec![1i32], &[1]).unwrap().to_string(), "tensor([1], dtype=torch.int32)");
-        assert_eq!(Tensor::from_vec(vec![true, false], &[2]).unwrap().to_string(), "tensor([ True, False])");
-        assert_eq!(Tensor::zeros(&[0], DType::Float32).unwrap().to_string(), "tensor([])");
-        assert_eq!(Tensor::zeros(&[0, 3], DType::Float32).unwrap().to_string(), "tensor([], size=(0, 3))");
-        assert_eq!(Tensor::zeros(&[0], DType::Int64).unwrap().to_string(), "tensor([], dtype=torch.int64)");
+        assert_eq!(
+            Tensor::from_vec(vec![1i64, -2, 3], &[3])
+                .unwrap()
+                .to_string(),
+            "tensor([ 1, -2,  3])"
+        );
+        assert_eq!(
+            Tensor::from_vec(vec![1i32], &[1]).unwrap().to_string(),
+            "tensor([1], dtype=torch.int32)"
+        );
+        assert_eq!(
+            Tensor::from_vec(vec![true, false], &[2])
+                .unwrap()
+                .to_string(),
+            "tensor([ True, False])"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0], DType::Float32).unwrap().to_string(),
+            "tensor([])"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0, 3], DType::Float32).unwrap().to_string(),
+            "tensor([], size=(0, 3))"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0], DType::Int64).unwrap().to_string(),
+            "tensor([], dtype=torch.int64)"
+        );
     }
 
     #[test]
@@ -363,7 +441,10 @@ mod tests {
         let expect = "tensor([ 0.0000,  1.5000,  3.0000,  4.5000,  6.0000,  7.5000,  9.0000, 10.5000,\n        12.0000, 13.5000, 15.0000, 16.5000, 18.0000, 19.5000, 21.0000, 22.5000,\n        24.0000, 25.5000, 27.0000, 28.5000, 30.0000, 31.5000, 33.0000, 34.5000,\n        36.0000, 37.5000, 39.0000, 40.5000, 42.0000, 43.5000])";
         assert_eq!(f32t(v, &[30]).to_string(), expect);
         let big = Tensor::from_vec((0..2000i64).collect::<Vec<_>>(), &[2000]).unwrap();
-        assert_eq!(big.to_string(), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])");
+        assert_eq!(
+            big.to_string(),
+            "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"
+        );
         let m = Tensor::from_vec((0..2000i64).collect::<Vec<_>>(), &[100, 20]).unwrap();
         let expect = "tensor([[   0,    1,    2,  ...,   17,   18,   19],\n        [  20,   21,   22,  ...,   37,   38,   39],\n        [  40,   41,   42,  ...,   57,   58,   59],\n        ...,\n        [1940, 1941, 1942,  ..., 1957, 1958, 1959],\n        [1960, 1961, 1962,  ..., 1977, 1978, 1979],\n        [1980, 1981, 1982,  ..., 1997, 1998, 1999]])";
         assert_eq!(m.to_string(), expect);

@@ -213,18 +213,39 @@ mod tests {
         let f16v = t(&[2], Float16);
         let bv = t(&[2], Bool);
         // torch.result_type(int32 vec, 0-dim int64) -> int32 (dimensioned wins in category).
-        assert_eq!(result_type(&[Operand::Tensor(&i32v), Operand::Tensor(&i64z)]), Int32);
+        assert_eq!(
+            result_type(&[Operand::Tensor(&i32v), Operand::Tensor(&i64z)]),
+            Int32
+        );
         // int32 vec + 0-dim float64 -> float64 (higher category from lower tier promotes)
         // -- torch gives float64? No: result_type(int32 vec, tensor(1.0, dtype=float64)) is float64.
-        assert_eq!(result_type(&[Operand::Tensor(&i32v), Operand::Tensor(&f64z)]), Float64);
+        assert_eq!(
+            result_type(&[Operand::Tensor(&i32v), Operand::Tensor(&f64z)]),
+            Float64
+        );
         // float16 vec + python float -> float16; int32 vec + python float -> float32 (default).
-        assert_eq!(result_type(&[Operand::Tensor(&f16v), Operand::Scalar(Scalar::Float(1.5))]), Float16);
-        assert_eq!(result_type(&[Operand::Tensor(&i32v), Operand::Scalar(Scalar::Float(1.5))]), Float32);
+        assert_eq!(
+            result_type(&[Operand::Tensor(&f16v), Operand::Scalar(Scalar::Float(1.5))]),
+            Float16
+        );
+        assert_eq!(
+            result_type(&[Operand::Tensor(&i32v), Operand::Scalar(Scalar::Float(1.5))]),
+            Float32
+        );
         // bool vec + python int -> int64; int32 vec + python int -> int32.
-        assert_eq!(result_type(&[Operand::Tensor(&bv), Operand::Scalar(Scalar::Int(1))]), Int64);
-        assert_eq!(result_type(&[Operand::Tensor(&i32v), Operand::Scalar(Scalar::Int(1))]), Int32);
+        assert_eq!(
+            result_type(&[Operand::Tensor(&bv), Operand::Scalar(Scalar::Int(1))]),
+            Int64
+        );
+        assert_eq!(
+            result_type(&[Operand::Tensor(&i32v), Operand::Scalar(Scalar::Int(1))]),
+            Int32
+        );
         // float16 vec + 0-dim float64 -> float16.
-        assert_eq!(result_type(&[Operand::Tensor(&f16v), Operand::Tensor(&f64z)]), Float16);
+        assert_eq!(
+            result_type(&[Operand::Tensor(&f16v), Operand::Tensor(&f64z)]),
+            Float16
+        );
     }
 
     #[test]

@@ -20,7 +20,11 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
             ),
         ));
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Wraps a dimension for an operation that inserts one (`unsqueeze`, `stack`): valid range is
@@ -37,7 +41,9 @@ pub fn wrap_dims(dims: &[i64], ndim: usize) -> Result<(SmallVec<[usize; 6]>, u64
     for &d in dims {
         let w = wrap_dim(d, ndim)?;
         if w >= 64 {
-            return Err(Error::runtime("tensors with more than 64 dimensions are not supported"));
+            return Err(Error::runtime(
+                "tensors with more than 64 dimensions are not supported",
+            ));
         }
         if mask & (1 << w) != 0 {
             return Err(Error::runtime(format!(
@@ -56,8 +62,16 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Dims> {
     let mut out: Dims = SmallVec::from_elem(0, n);
     for i in (0..n).rev() {
         let off = n - 1 - i;
-        let sa = if off < a.len() { a[a.len() - 1 - off] } else { 1 };
-        let sb = if off < b.len() { b[b.len() - 1 - off] } else { 1 };
+        let sa = if off < a.len() {
+            a[a.len() - 1 - off]
+        } else {
+            1
+        };
+        let sb = if off < b.len() {
+            b[b.len() - 1 - off]
+        } else {
+            1
+        };
         if sa != sb && sa != 1 && sb != 1 {
             return Err(Error::runtime(format!(
                 "The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton dimension {i}"
@@ -92,7 +106,11 @@ pub fn infer_size(shape: &[i64], numel: usize) -> Result<Dims> {
             )));
         }
     }
-    let bad = || Error::runtime(format!("shape '{shape:?}' is invalid for input of size {numel}"));
+    let bad = || {
+        Error::runtime(format!(
+            "shape '{shape:?}' is invalid for input of size {numel}"
+        ))
+    };
     match infer {
         Some(i) => {
             if known == 0 {
@@ -104,7 +122,7 @@ pub fn infer_size(shape: &[i64], numel: usize) -> Result<Dims> {
                 }
                 return Err(bad());
             }
-            if numel % known != 0 {
+            if !numel.is_multiple_of(known) {
                 return Err(bad());
             }
             out[i] = (numel / known) as i64;
@@ -121,7 +139,11 @@ pub fn infer_size(shape: &[i64], numel: usize) -> Result<Dims> {
 /// The strides that let a tensor of (`old_sizes`, `old_strides`) be viewed with `new_sizes`
 /// without copying, or `None` when the new shape splits a dimension across non-contiguous
 /// memory. This is ATen's `computeStride`.
-pub fn compute_view_strides(old_sizes: &[i64], old_strides: &[i64], new_sizes: &[i64]) -> Option<Dims> {
+pub fn compute_view_strides(
+    old_sizes: &[i64],
+    old_strides: &[i64],
+    new_sizes: &[i64],
+) -> Option<Dims> {
     if old_sizes.is_empty() {
         return Some(SmallVec::from_elem(1, new_sizes.len()));
     }
@@ -150,9 +172,7 @@ pub fn compute_view_strides(old_sizes: &[i64], old_strides: &[i64], new_sizes: &
             || (old_sizes[tensor_d - 1] != 1
                 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride);
         if boundary {
-            while view_d >= 0
-                && (view_numel < tensor_numel || new_sizes[view_d as usize] == 1)
-            {
+            while view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d as usize] == 1) {
                 new_strides[view_d as usize] = view_numel * chunk_base_stride;
                 view_numel *= new_sizes[view_d as usize];
                 view_d -= 1;
@@ -269,7 +289,10 @@ mod tests {
             "Dimension out of range (expected to be in range of [-2, 1], but got 2)"
         );
         // torch 2.15: torch.zeros(3).sum(5) -> "... range of [-1, 0], but got 5"
-        assert!(wrap_dim(5, 1).unwrap_err().message.contains("[-1, 0], but got 5"));
+        assert!(wrap_dim(5, 1)
+            .unwrap_err()
+            .message
+            .contains("[-1, 0], but got 5"));
         assert!(wrap_dims(&[0, -2], 2).is_err());
     }
 
@@ -298,13 +321,25 @@ mod tests {
     #[test]
     fn view_strides_follow_compute_stride() {
         // Contiguous 2x3 viewed as 6 and 3x2.
-        assert_eq!(compute_view_strides(&[2, 3], &[3, 1], &[6]).unwrap().as_slice(), &[1]);
-        assert_eq!(compute_view_strides(&[2, 3], &[3, 1], &[3, 2]).unwrap().as_slice(), &[2, 1]);
+        assert_eq!(
+            compute_view_strides(&[2, 3], &[3, 1], &[6])
+                .unwrap()
+                .as_slice(),
+            &[1]
+        );
+        assert_eq!(
+            compute_view_strides(&[2, 3], &[3, 1], &[3, 2])
+                .unwrap()
+                .as_slice(),
+            &[2, 1]
+        );
         // Transposed 3x2 (strides 1, 3) cannot be flattened.
         assert!(compute_view_strides(&[3, 2], &[1, 3], &[6]).is_none());
         // ... but can gain unit dimensions (torch: ones(2,3).t().view(3,1,2).stride() == (1, 6, 3)).
         assert_eq!(
-            compute_view_strides(&[3, 2], &[1, 3], &[3, 1, 2]).unwrap().as_slice(),
+            compute_view_strides(&[3, 2], &[1, 3], &[3, 1, 2])
+                .unwrap()
+                .as_slice(),
             &[1, 6, 3]
         );
     }

@@ -55,7 +55,8 @@ impl Storage {
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
             ))
         };
-        let layout = Layout::from_size_align(nbytes.div_ceil(ALIGN) * ALIGN, ALIGN).map_err(|_| oom())?;
+        let layout =
+            Layout::from_size_align(nbytes.div_ceil(ALIGN) * ALIGN, ALIGN).map_err(|_| oom())?;
         let ptr = if layout.size() == 0 {
             // A dangling, aligned pointer: never dereferenced because the size is 0.
             NonNull::new(ALIGN as *mut u8).ok_or_else(oom)?

@@ -35,7 +35,11 @@ impl Model {
         let new = Self::strides(&shape);
         let mut base_idx = Vec::with_capacity(n);
         for flat in 0..n {
-            let c: Vec<usize> = new.iter().zip(&shape).map(|(&st, &sz)| (flat / st) % sz).collect();
+            let c: Vec<usize> = new
+                .iter()
+                .zip(&shape)
+                .map(|(&st, &sz)| (flat / st) % sz)
+                .collect();
             let oc = f(&c);
             let of: usize = oc.iter().zip(&old).map(|(a, b)| a * b).sum();
             base_idx.push(self.base_idx[of]);
@@ -48,8 +52,16 @@ impl Model {
 #[derive(Clone, Debug)]
 enum ViewOp {
     Transpose(usize, usize),
-    Slice { dim: usize, start: usize, len: usize, step: usize },
-    Select { dim: usize, index: usize },
+    Slice {
+        dim: usize,
+        start: usize,
+        len: usize,
+        step: usize,
+    },
+    Select {
+        dim: usize,
+        index: usize,
+    },
     Unsqueeze(usize),
     Flip2,
     Diagonal,
@@ -72,7 +84,12 @@ fn apply(t: &Tensor, m: &Model, op: &ViewOp) -> Option<(Tensor, Model)> {
             });
             Some((t.transpose(a as i64, b as i64).ok()?, mm))
         }
-        ViewOp::Slice { dim, start, len, step } => {
+        ViewOp::Slice {
+            dim,
+            start,
+            len,
+            step,
+        } => {
             if nd == 0 {
                 return None;
             }
@@ -89,7 +106,11 @@ fn apply(t: &Tensor, m: &Model, op: &ViewOp) -> Option<(Tensor, Model)> {
                 o[d] = start + c[d] * step;
                 o
             });
-            Some((t.slice(d as i64, Some(start as i64), Some(end as i64), step as i64).ok()?, mm))
+            Some((
+                t.slice(d as i64, Some(start as i64), Some(end as i64), step as i64)
+                    .ok()?,
+                mm,
+            ))
         }
         ViewOp::Select { dim, index } => {
             if nd == 0 {
@@ -151,7 +172,14 @@ fn apply(t: &Tensor, m: &Model, op: &ViewOp) -> Option<(Tensor, Model)> {
 fn view_op() -> impl Strategy<Value = ViewOp> {
     prop_oneof![
         (0usize..4, 0usize..4).prop_map(|(a, b)| ViewOp::Transpose(a, b)),
-        (0usize..4, 0usize..5, 0usize..5, 1usize..3).prop_map(|(dim, start, len, step)| ViewOp::Slice { dim, start, len, step }),
+        (0usize..4, 0usize..5, 0usize..5, 1usize..3).prop_map(|(dim, start, len, step)| {
+            ViewOp::Slice {
+                dim,
+                start,
+                len,
+                step,
+            }
+        }),
         (0usize..4, 0usize..5).prop_map(|(dim, index)| ViewOp::Select { dim, index }),
         (0usize..4).prop_map(ViewOp::Unsqueeze),
         Just(ViewOp::Flip2),

@@ -36,7 +36,11 @@ pub(crate) fn copy_into(dst: &TensorMeta, src: &TensorMeta) -> Result<()> {
         )));
     }
     let src_strides = broadcast_strides(src, &shape);
-    let perm = reorder(&shape, Some(&dst.strides), std::slice::from_ref(&src_strides));
+    let perm = reorder(
+        &shape,
+        Some(&dst.strides),
+        std::slice::from_ref(&src_strides),
+    );
     let order: SmallVec<[usize; 6]> = perm.iter().rev().copied().collect();
     let ds = dst.dtype.size() as isize;
     let ss = src.dtype.size() as isize;

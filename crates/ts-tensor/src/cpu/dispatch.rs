@@ -115,24 +115,15 @@ macro_rules! dispatch_int {
     }};
 }
 
-/// Dispatches over every dtype except bool; bool gives an error.
-macro_rules! dispatch_numeric {
-    ($dt:expr, $name:expr, $T:ident => $body:expr) => {{
-        match $dt {
-            $crate::DType::Bool => {
-                return Err($crate::cpu::dispatch::not_implemented($name, $crate::DType::Bool))
-            }
-            other => dispatch_all!(other, $T => $body),
-        }
-    }};
-}
-
 /// The error PyTorch gives when a kernel has no implementation for a dtype, e.g.
 /// `"exp_vml_cpu" not implemented for 'Long'`.
 pub(crate) fn not_implemented(name: &str, dtype: crate::DType) -> crate::Error {
     crate::Error::new(
         crate::ErrorKind::NotImplementedError,
-        format!("\"{name}\" not implemented for '{}'", dtype.scalar_type_name()),
+        format!(
+            "\"{name}\" not implemented for '{}'",
+            dtype.scalar_type_name()
+        ),
     )
 }
 
@@ -142,7 +133,9 @@ macro_rules! dispatch_compute {
     ($dt:expr, $T:ident => $body:expr) => {{
         match $dt {
             $crate::DType::Float16 | $crate::DType::BFloat16 => {
-                return Err($crate::Error::runtime("internal error: half-precision kernel dtype"))
+                return Err($crate::Error::runtime(
+                    "internal error: half-precision kernel dtype",
+                ))
             }
             $crate::DType::Bool => {
                 type $T = bool;

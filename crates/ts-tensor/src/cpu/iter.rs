@@ -110,7 +110,11 @@ impl<const N: usize> ElementwiseIter<N> {
                     t.clone()
                 } else {
                     target = Some(t.clone());
-                    Tensor::empty_strided(&shape, &strides_for_permutation(&shape, &perm), kernel_dtype)?
+                    Tensor::empty_strided(
+                        &shape,
+                        &strides_for_permutation(&shape, &perm),
+                        kernel_dtype,
+                    )?
                 }
             }
         };
@@ -118,12 +122,19 @@ impl<const N: usize> ElementwiseIter<N> {
         let mut ops: SmallVec<[LoopOperand; 4]> = SmallVec::new();
         ops.push(LoopOperand {
             ptr: SendPtr(om.data_ptr()),
-            strides: om.strides.iter().map(|&s| s as isize * om.dtype.size() as isize).collect(),
+            strides: om
+                .strides
+                .iter()
+                .map(|&s| s as isize * om.dtype.size() as isize)
+                .collect(),
         });
         for (m, st) in metas.iter().zip(&in_strides) {
             ops.push(LoopOperand {
                 ptr: SendPtr(m.data_ptr()),
-                strides: st.iter().map(|&s| s as isize * m.dtype.size() as isize).collect(),
+                strides: st
+                    .iter()
+                    .map(|&s| s as isize * m.dtype.size() as isize)
+                    .collect(),
             });
         }
         let order: SmallVec<[usize; 6]> = perm.iter().rev().copied().collect();
@@ -338,8 +349,12 @@ pub(crate) mod kernels {
         n: usize,
         f: impl Fn(A, B, C) -> O,
     ) {
-        let (mut po, mut pa, mut pb, mut pc) =
-            (p[0], p[1] as *const u8, p[2] as *const u8, p[3] as *const u8);
+        let (mut po, mut pa, mut pb, mut pc) = (
+            p[0],
+            p[1] as *const u8,
+            p[2] as *const u8,
+            p[3] as *const u8,
+        );
         // SAFETY: guaranteed by the caller.
         unsafe {
             if s[0] == size_of::<O>() as isize

@@ -67,8 +67,8 @@ impl<const N: usize> Plan<N> {
             i -= 1;
             let inner = i;
             let outer = i - 1;
-            let mergeable = (0..N)
-                .all(|k| strides[k][outer] == strides[k][inner] * dims[inner] as isize);
+            let mergeable =
+                (0..N).all(|k| strides[k][outer] == strides[k][inner] * dims[inner] as isize);
             if mergeable {
                 dims[inner] *= dims[outer];
                 dims.remove(outer);
@@ -83,11 +83,6 @@ impl<const N: usize> Plan<N> {
             base: std::array::from_fn(|k| ops[k].ptr),
             numel,
         }
-    }
-
-    /// Total number of iterations.
-    pub(crate) fn numel(&self) -> usize {
-        self.numel
     }
 
     /// Runs `f(pointers, inner_strides, len)` over every innermost run, in parallel when the
@@ -127,8 +122,13 @@ impl<const N: usize> Plan<N> {
 
     /// Runs the elements `start..end` serially with other base pointers (a plan used as a
     /// template for many sub-iterations, as reductions do).
-    pub(crate) fn run_range_with_base<F>(&self, base: [*mut u8; N], start: usize, end: usize, f: &mut F)
-    where
+    pub(crate) fn run_range_with_base<F>(
+        &self,
+        base: [*mut u8; N],
+        start: usize,
+        end: usize,
+        f: &mut F,
+    ) where
         F: FnMut(usize, &[*mut u8; N], &[isize; N], usize),
     {
         self.run_range_impl(base, start, end, f);

@@ -20,9 +20,9 @@ pub(crate) trait Elem: Element + Default + PartialEq {
 }
 
 /// Arithmetic shared by every op type (bool, the integers, f32, f64).
-pub(crate) trait OpNum: Copy + Send + Sync + PartialOrd + PartialEq + Default + 'static {
-    /// True for f32/f64.
-    const IS_FLOAT: bool;
+pub(crate) trait OpNum:
+    Copy + Send + Sync + PartialOrd + PartialEq + Default + 'static
+{
     fn zero() -> Self;
     fn one() -> Self;
     /// Converts a Python number with C-cast semantics.
@@ -45,16 +45,11 @@ pub(crate) trait OpNum: Copy + Send + Sync + PartialOrd + PartialEq + Default + 
     fn is_nan(self) -> bool {
         false
     }
-    /// `self < o` with NaN treated as the largest value (sort order).
-    fn lt_nan_last(self, o: Self) -> bool {
-        self < o
-    }
 }
 
 macro_rules! int_opnum {
     ($t:ty) => {
         impl OpNum for $t {
-            const IS_FLOAT: bool = false;
             #[inline(always)]
             fn zero() -> Self {
                 0
@@ -127,7 +122,6 @@ int_opnum!(i32);
 int_opnum!(i64);
 
 impl OpNum for bool {
-    const IS_FLOAT: bool = false;
     fn zero() -> Self {
         false
     }
@@ -181,7 +175,6 @@ impl Elem for bool {
 macro_rules! float_opnum {
     ($t:ty) => {
         impl OpNum for $t {
-            const IS_FLOAT: bool = true;
             #[inline(always)]
             fn zero() -> Self {
                 0.0
@@ -229,14 +222,6 @@ macro_rules! float_opnum {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
-            }
-            #[inline(always)]
-            fn lt_nan_last(self, o: Self) -> bool {
-                if o.is_nan() {
-                    !self.is_nan()
-                } else {
-                    self < o
-                }
             }
         }
 
@@ -290,10 +275,6 @@ pub(crate) trait FloatMath:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
 {
-    const PI: Self;
-    const INFINITY: Self;
-    const NEG_INFINITY: Self;
-    const NAN: Self;
     fn exp(self) -> Self;
     fn exp2(self) -> Self;
     fn exp_m1(self) -> Self;
@@ -308,7 +289,6 @@ pub(crate) trait FloatMath:
     fn asin(self) -> Self;
     fn acos(self) -> Self;
     fn atan(self) -> Self;
-    fn atan2(self, o: Self) -> Self;
     fn sinh(self) -> Self;
     fn cosh(self) -> Self;
     fn tanh(self) -> Self;
@@ -316,18 +296,12 @@ pub(crate) trait FloatMath:
     fn acosh(self) -> Self;
     fn atanh(self) -> Self;
     fn floor(self) -> Self;
-    fn ceil(self) -> Self;
     fn trunc(self) -> Self;
     fn round_even(self) -> Self;
     fn powf(self, o: Self) -> Self;
-    fn is_infinite(self) -> bool;
-    fn is_finite(self) -> bool;
     fn erf(self) -> Self;
     fn erfc(self) -> Self;
-    fn signum_or_zero(self) -> Self;
     fn copysign(self, o: Self) -> Self;
-    fn max_value() -> Self;
-    fn min_value() -> Self;
     fn rem_euclid_like(self, o: Self) -> Self;
     fn fmod(self, o: Self) -> Self;
 }
@@ -335,10 +309,6 @@ pub(crate) trait FloatMath:
 macro_rules! float_math {
     ($t:ty, $erf:path, $erfc:path, $exp:path, $tanh:path) => {
         impl FloatMath for $t {
-            const PI: Self = std::f64::consts::PI as $t;
-            const INFINITY: Self = <$t>::INFINITY;
-            const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
-            const NAN: Self = <$t>::NAN;
             #[inline(always)]
             fn exp(self) -> Self {
                 $exp(self)
@@ -396,10 +366,6 @@ macro_rules! float_math {
                 <$t>::atan(self)
             }
             #[inline(always)]
-            fn atan2(self, o: Self) -> Self {
-                <$t>::atan2(self, o)
-            }
-            #[inline(always)]
             fn sinh(self) -> Self {
                 <$t>::sinh(self)
             }
@@ -428,10 +394,6 @@ macro_rules! float_math {
                 <$t>::floor(self)
             }
             #[inline(always)]
-            fn ceil(self) -> Self {
-                <$t>::ceil(self)
-            }
-            #[inline(always)]
             fn trunc(self) -> Self {
                 <$t>::trunc(self)
             }
@@ -444,14 +406,6 @@ macro_rules! float_math {
                 <$t>::powf(self, o)
             }
             #[inline(always)]
-            fn is_infinite(self) -> bool {
-                <$t>::is_infinite(self)
-            }
-            #[inline(always)]
-            fn is_finite(self) -> bool {
-                <$t>::is_finite(self)
-            }
-            #[inline(always)]
             fn erf(self) -> Self {
                 $erf(self)
             }
@@ -460,25 +414,8 @@ macro_rules! float_math {
                 $erfc(self)
             }
             #[inline(always)]
-            fn signum_or_zero(self) -> Self {
-                if self > 0.0 {
-                    1.0
-                } else if self < 0.0 {
-                    -1.0
-                } else {
-                    // 0 stays 0 (with its sign bit) and NaN stays NaN.
-                    self
-                }
-            }
-            #[inline(always)]
             fn copysign(self, o: Self) -> Self {
                 <$t>::copysign(self, o)
-            }
-            fn max_value() -> Self {
-                <$t>::MAX
-            }
-            fn min_value() -> Self {
-                <$t>::MIN
             }
             /// Python's `%`: the result has the sign of the divisor.
             #[inline(always)]
@@ -498,13 +435,17 @@ macro_rules! float_math {
     };
 }
 
-float_math!(f32, libm::erff, libm::erfcf, crate::cpu::fastmath::exp_f32, crate::cpu::fastmath::tanh_f32);
+float_math!(
+    f32,
+    libm::erff,
+    libm::erfcf,
+    crate::cpu::fastmath::exp_f32,
+    crate::cpu::fastmath::tanh_f32
+);
 float_math!(f64, libm::erf, libm::erfc, f64::exp, f64::tanh);
 
 /// Integer-only arithmetic (division, shifts, bit operations) for the integer op types.
 pub(crate) trait IntOps: OpNum {
-    const BITS: u32;
-    const SIGNED: bool;
     /// C++ `/` (truncating); `None` for division by zero. Overflow (`MIN / -1`) wraps.
     fn truncdiv(self, o: Self) -> Option<Self>;
     /// Python `//`; `None` for division by zero.
@@ -516,7 +457,6 @@ pub(crate) trait IntOps: OpNum {
     fn bitand(self, o: Self) -> Self;
     fn bitor(self, o: Self) -> Self;
     fn bitxor(self, o: Self) -> Self;
-    fn bitnot(self) -> Self;
     fn shl(self, o: Self) -> Self;
     fn shr(self, o: Self) -> Self;
     /// Integer power by squaring with wrapping; negative exponents follow ATen's rules.
@@ -526,8 +466,6 @@ pub(crate) trait IntOps: OpNum {
 macro_rules! int_ops {
     ($t:ty, $signed:expr) => {
         impl IntOps for $t {
-            const BITS: u32 = <$t>::BITS;
-            const SIGNED: bool = $signed;
             #[inline(always)]
             fn truncdiv(self, o: Self) -> Option<Self> {
                 if o == 0 {
@@ -583,15 +521,11 @@ macro_rules! int_ops {
             fn bitxor(self, o: Self) -> Self {
                 self ^ o
             }
-            #[inline(always)]
-            fn bitnot(self) -> Self {
-                !self
-            }
             /// ATen: shifting by a negative amount or by at least the bit width gives 0.
             #[inline(always)]
             #[allow(unused_comparisons)]
             fn shl(self, o: Self) -> Self {
-                if o < 0 || (o as i64) >= Self::BITS as i64 {
+                if o < 0 || (o as i64) >= <$t>::BITS as i64 {
                     0
                 } else {
                     self.wrapping_shl(o as u32)
@@ -601,7 +535,7 @@ macro_rules! int_ops {
             #[inline(always)]
             #[allow(unused_comparisons)]
             fn shr(self, o: Self) -> Self {
-                if o < 0 || (o as i64) >= Self::BITS as i64 {
+                if o < 0 || (o as i64) >= <$t>::BITS as i64 {
                     if self < 0 {
                         (0 as $t).wrapping_sub(1)
                     } else {

@@ -61,8 +61,14 @@ impl ReduceShape {
 /// hands the result to `emit(output_index, acc)`, where `output_index` is the row-major index
 /// into the keepdim-shaped output. `step(acc, x, pos)` folds one element at flat position `pos`
 /// of the reduced sub-tensor; `combine` merges partial results of consecutive ranges.
-pub(crate) fn reduce<T, A, S, C, E>(input: &TensorMeta, shape: &ReduceShape, init: A, step: S, combine: C, emit: E)
-where
+pub(crate) fn reduce<T, A, S, C, E>(
+    input: &TensorMeta,
+    shape: &ReduceShape,
+    init: A,
+    step: S,
+    combine: C,
+    emit: E,
+) where
     T: Copy,
     A: Copy + Send + Sync,
     S: Fn(A, T, usize) -> A + Sync,

@@ -5,6 +5,9 @@
 //! number as the other operand, promoted as a wrapped number), the in-place `op_` and
 //! `op_scalar_`, and `op_out(&Tensor, out)`.
 
+// Generic comparison kernels are also instantiated for bool, where `<` is what we mean.
+#![allow(clippy::bool_comparison)]
+
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::default_dtype;
@@ -105,7 +108,10 @@ fn operand_dtype(o: Operand<'_>) -> DType {
 
 fn is_comparison(op: BinaryOp) -> bool {
     use BinaryOp::*;
-    matches!(op, Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor)
+    matches!(
+        op,
+        Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor
+    )
 }
 
 fn materialize(o: Operand<'_>, dtype: DType) -> Result<Tensor> {
@@ -120,7 +126,12 @@ fn zero_division() -> Error {
 }
 
 /// Runs `op` on two operands into `dest`.
-pub(crate) fn binary_op(op: BinaryOp, a: Operand<'_>, b: Operand<'_>, dest: Dest<'_>) -> Result<Tensor> {
+pub(crate) fn binary_op(
+    op: BinaryOp,
+    a: Operand<'_>,
+    b: Operand<'_>,
+    dest: Dest<'_>,
+) -> Result<Tensor> {
     use BinaryOp::*;
     let (da, db) = (operand_dtype(a), operand_dtype(b));
     let common = result_type(&[a, b]);
@@ -141,7 +152,9 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand<'_>, b: Operand<'_>, dest: Dest
     }
     if let Add(alpha) | Sub(alpha) = op {
         if common != DType::Bool && matches!(alpha, Scalar::Bool(_)) {
-            return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
+            return Err(Error::runtime(
+                "Boolean alpha only supported for Boolean results.",
+            ));
         }
         if !common.is_floating_point() && matches!(alpha, Scalar::Float(_)) {
             return Err(Error::runtime(
@@ -152,7 +165,9 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand<'_>, b: Operand<'_>, dest: Dest
     if op == Pow && !common.is_floating_point() {
         if let Operand::Scalar(Scalar::Int(e)) = b {
             if e < 0 {
-                return Err(Error::runtime("Integers to negative integer powers are not allowed."));
+                return Err(Error::runtime(
+                    "Integers to negative integer powers are not allowed.",
+                ));
             }
         }
     }
@@ -161,7 +176,11 @@ pub(crate) fn binary_op(op: BinaryOp, a: Operand<'_>, b: Operand<'_>, dest: Dest
         LogicalAnd | LogicalOr | LogicalXor => DType::Bool,
         _ => common,
     };
-    let result = if is_comparison(op) { DType::Bool } else { compute };
+    let result = if is_comparison(op) {
+        DType::Bool
+    } else {
+        compute
+    };
     let out = dest.out(result)?;
     let compute = kernel_dtype(compute);
     let ta = materialize(a, compute)?;
@@ -206,7 +225,9 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
     match op {
         Add(alpha) => dispatch_compute!(dt, T => add_kernel::<T>(it, alpha, false)),
         Sub(alpha) => dispatch_compute!(dt, T => add_kernel::<T>(it, alpha, true)),
-        Mul => dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().mul(b.op())))),
+        Mul => {
+            dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().mul(b.op()))))
+        }
         Div(mode) => {
             if dt.is_floating_point() {
                 dispatch_compute_float!(dt, "div_cpu", T => float_div::<T>(it, mode))
@@ -215,8 +236,12 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
                     RoundingMode::None => {
                         return Err(Error::runtime("internal error: integer true division"))
                     }
-                    RoundingMode::Trunc => dispatch_int_or_bool(dt, "div_trunc_cpu", it, |a, b| a.truncdiv(b))?,
-                    RoundingMode::Floor => dispatch_int_or_bool(dt, "div_floor_cpu", it, |a, b| a.floordiv(b))?,
+                    RoundingMode::Trunc => {
+                        dispatch_int_or_bool(dt, "div_trunc_cpu", it, |a, b| a.truncdiv(b))?
+                    }
+                    RoundingMode::Floor => {
+                        dispatch_int_or_bool(dt, "div_floor_cpu", it, |a, b| a.floordiv(b))?
+                    }
                 }
             }
         }
@@ -243,7 +268,9 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
                 dispatch_int!(dt, "pow", T => map2::<T, T, T>(it, |a, b| a.ipow(b)))
             }
         }
-        Atan2 => dispatch_compute_float!(dt, "atan2_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().atan2(b.op())))),
+        Atan2 => {
+            dispatch_compute_float!(dt, "atan2_cpu", T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().atan2(b.op()))))
+        }
         Maximum => dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| {
             let (x, y) = (a.op(), b.op());
             if x.is_nan() { a } else if y.is_nan() { b } else if x >= y { a } else { b }
@@ -327,20 +354,28 @@ where
     T::Op: FloatMath,
 {
     // ATen special-cases common scalar exponents (exact squaring, sqrt, reciprocal).
-    match scalar_exp {
-        Some(e) if e == 2.0 => map2::<T, T, T>(it, |a, _| T::from_op(a.op() * a.op())),
-        Some(e) if e == 3.0 => map2::<T, T, T>(it, |a, _| {
+    // ATen special-cases common scalar exponents (exact squaring, sqrt, reciprocal).
+    let e = scalar_exp.unwrap_or(f64::NAN);
+    if e == 2.0 {
+        map2::<T, T, T>(it, |a, _| T::from_op(a.op() * a.op()))
+    } else if e == 3.0 {
+        map2::<T, T, T>(it, |a, _| {
             let x = a.op();
             T::from_op(x * x * x)
-        }),
-        Some(e) if e == 0.5 => map2::<T, T, T>(it, |a, _| T::from_op(a.op().sqrt())),
-        Some(e) if e == -0.5 => map2::<T, T, T>(it, |a, _| T::from_op(<T::Op>::one() / a.op().sqrt())),
-        Some(e) if e == -1.0 => map2::<T, T, T>(it, |a, _| T::from_op(<T::Op>::one() / a.op())),
-        Some(e) if e == -2.0 => map2::<T, T, T>(it, |a, _| {
+        })
+    } else if e == 0.5 {
+        map2::<T, T, T>(it, |a, _| T::from_op(a.op().sqrt()))
+    } else if e == -0.5 {
+        map2::<T, T, T>(it, |a, _| T::from_op(<T::Op>::one() / a.op().sqrt()))
+    } else if e == -1.0 {
+        map2::<T, T, T>(it, |a, _| T::from_op(<T::Op>::one() / a.op()))
+    } else if e == -2.0 {
+        map2::<T, T, T>(it, |a, _| {
             let x = a.op();
             T::from_op(<T::Op>::one() / (x * x))
-        }),
-        _ => map2::<T, T, T>(it, |a, b| T::from_op(a.op().powf(b.op()))),
+        })
+    } else {
+        map2::<T, T, T>(it, |a, b| T::from_op(a.op().powf(b.op())))
     }
 }
 
@@ -481,51 +516,115 @@ binary_family!(
 impl Tensor {
     /// `add(other, alpha)`: `self + alpha * other`.
     pub fn add(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Add(alpha), Operand::Tensor(self), Operand::Tensor(other), Dest::New)
+        binary_op(
+            BinaryOp::Add(alpha),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::New,
+        )
     }
     /// `add(Scalar other, alpha)` (a Python number follows the wrapped-number promotion rule).
     pub fn add_scalar(&self, other: Scalar, alpha: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Add(alpha), Operand::Tensor(self), Operand::Scalar(other), Dest::New)
+        binary_op(
+            BinaryOp::Add(alpha),
+            Operand::Tensor(self),
+            Operand::Scalar(other),
+            Dest::New,
+        )
     }
     /// In-place `add_`.
     pub fn add_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
-        binary_op(BinaryOp::Add(alpha), Operand::Tensor(self), Operand::Tensor(other), Dest::InPlace(self)).map(|_| ())
+        binary_op(
+            BinaryOp::Add(alpha),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
     /// In-place `add_` with a Python number.
     pub fn add_scalar_(&self, other: Scalar, alpha: Scalar) -> Result<()> {
-        binary_op(BinaryOp::Add(alpha), Operand::Tensor(self), Operand::Scalar(other), Dest::InPlace(self)).map(|_| ())
+        binary_op(
+            BinaryOp::Add(alpha),
+            Operand::Tensor(self),
+            Operand::Scalar(other),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
     /// `add(..., out=out)`.
     pub fn add_out(&self, other: &Tensor, alpha: Scalar, out: &Tensor) -> Result<Tensor> {
-        binary_op(BinaryOp::Add(alpha), Operand::Tensor(self), Operand::Tensor(other), Dest::Into(out))
+        binary_op(
+            BinaryOp::Add(alpha),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::Into(out),
+        )
     }
     /// `sub(other, alpha)`: `self - alpha * other`.
     pub fn sub(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Tensor(self), Operand::Tensor(other), Dest::New)
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::New,
+        )
     }
     /// `sub` with a Python number.
     pub fn sub_scalar(&self, other: Scalar, alpha: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Tensor(self), Operand::Scalar(other), Dest::New)
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Tensor(self),
+            Operand::Scalar(other),
+            Dest::New,
+        )
     }
     /// In-place `sub_`.
     pub fn sub_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Tensor(self), Operand::Tensor(other), Dest::InPlace(self)).map(|_| ())
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
     /// In-place `sub_` with a Python number.
     pub fn sub_scalar_(&self, other: Scalar, alpha: Scalar) -> Result<()> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Tensor(self), Operand::Scalar(other), Dest::InPlace(self)).map(|_| ())
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Tensor(self),
+            Operand::Scalar(other),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
     /// `sub(..., out=out)`.
     pub fn sub_out(&self, other: &Tensor, alpha: Scalar, out: &Tensor) -> Result<Tensor> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Tensor(self), Operand::Tensor(other), Dest::Into(out))
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::Into(out),
+        )
     }
     /// `rsub(other, alpha)`: `other - alpha * self`.
     pub fn rsub(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Tensor(other), Operand::Tensor(self), Dest::New)
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Tensor(other),
+            Operand::Tensor(self),
+            Dest::New,
+        )
     }
     /// `rsub(Scalar other, alpha)`: `other - alpha * self` (`2 - x`).
     pub fn rsub_scalar(&self, other: Scalar, alpha: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Sub(alpha), Operand::Scalar(other), Operand::Tensor(self), Dest::New)
+        binary_op(
+            BinaryOp::Sub(alpha),
+            Operand::Scalar(other),
+            Operand::Tensor(self),
+            Dest::New,
+        )
     }
     /// `div(other)`: true division; integers divide as the default float dtype.
     pub fn div(&self, other: &Tensor) -> Result<Tensor> {
@@ -537,35 +636,77 @@ impl Tensor {
     }
     /// `div(other, rounding_mode=...)`.
     pub fn div_mode(&self, other: &Tensor, mode: RoundingMode) -> Result<Tensor> {
-        binary_op(BinaryOp::Div(mode), Operand::Tensor(self), Operand::Tensor(other), Dest::New)
+        binary_op(
+            BinaryOp::Div(mode),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::New,
+        )
     }
     /// `div(Scalar other, rounding_mode=...)`.
     pub fn div_scalar_mode(&self, other: Scalar, mode: RoundingMode) -> Result<Tensor> {
-        binary_op(BinaryOp::Div(mode), Operand::Tensor(self), Operand::Scalar(other), Dest::New)
+        binary_op(
+            BinaryOp::Div(mode),
+            Operand::Tensor(self),
+            Operand::Scalar(other),
+            Dest::New,
+        )
     }
     /// In-place `div_(other, rounding_mode)`.
     pub fn div_mode_(&self, other: &Tensor, mode: RoundingMode) -> Result<()> {
-        binary_op(BinaryOp::Div(mode), Operand::Tensor(self), Operand::Tensor(other), Dest::InPlace(self)).map(|_| ())
+        binary_op(
+            BinaryOp::Div(mode),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
     /// In-place `div_(Scalar other, rounding_mode)`.
     pub fn div_scalar_mode_(&self, other: Scalar, mode: RoundingMode) -> Result<()> {
-        binary_op(BinaryOp::Div(mode), Operand::Tensor(self), Operand::Scalar(other), Dest::InPlace(self)).map(|_| ())
+        binary_op(
+            BinaryOp::Div(mode),
+            Operand::Tensor(self),
+            Operand::Scalar(other),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
     /// `div(..., rounding_mode, out=out)`.
     pub fn div_mode_out(&self, other: &Tensor, mode: RoundingMode, out: &Tensor) -> Result<Tensor> {
-        binary_op(BinaryOp::Div(mode), Operand::Tensor(self), Operand::Tensor(other), Dest::Into(out))
+        binary_op(
+            BinaryOp::Div(mode),
+            Operand::Tensor(self),
+            Operand::Tensor(other),
+            Dest::Into(out),
+        )
     }
     /// `Scalar / Tensor` (`2.0 / x`), as TorchScript's `aten::div(Scalar, Tensor)` path does.
     pub fn rdiv_scalar(&self, other: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Div(RoundingMode::None), Operand::Scalar(other), Operand::Tensor(self), Dest::New)
+        binary_op(
+            BinaryOp::Div(RoundingMode::None),
+            Operand::Scalar(other),
+            Operand::Tensor(self),
+            Dest::New,
+        )
     }
     /// `pow(Scalar self, Tensor exponent)`.
     pub fn pow_scalar_base(base: Scalar, exponent: &Tensor) -> Result<Tensor> {
-        binary_op(BinaryOp::Pow, Operand::Scalar(base), Operand::Tensor(exponent), Dest::New)
+        binary_op(
+            BinaryOp::Pow,
+            Operand::Scalar(base),
+            Operand::Tensor(exponent),
+            Dest::New,
+        )
     }
     /// `Scalar % Tensor` (`remainder(Scalar, Tensor)`).
     pub fn rremainder_scalar(&self, other: Scalar) -> Result<Tensor> {
-        binary_op(BinaryOp::Remainder, Operand::Scalar(other), Operand::Tensor(self), Dest::New)
+        binary_op(
+            BinaryOp::Remainder,
+            Operand::Scalar(other),
+            Operand::Tensor(self),
+            Dest::New,
+        )
     }
 }
 
@@ -592,22 +733,39 @@ mod tests {
             "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"
         );
         // torch: tensor([1,2]).add(1, alpha=1.5) -> alpha error
-        assert!(i64s(&[1, 2], &[2]).add_scalar(Scalar::Int(1), Scalar::Float(1.5)).is_err());
+        assert!(i64s(&[1, 2], &[2])
+            .add_scalar(Scalar::Int(1), Scalar::Float(1.5))
+            .is_err());
     }
 
     #[test]
     fn promotion_of_results() {
         let i = i64s(&[1, 2], &[2]);
-        assert_eq!(i.add_scalar(Scalar::Float(0.5), Scalar::Int(1)).unwrap().dtype(), DType::Float32);
+        assert_eq!(
+            i.add_scalar(Scalar::Float(0.5), Scalar::Int(1))
+                .unwrap()
+                .dtype(),
+            DType::Float32
+        );
         assert_eq!(i.div(&i).unwrap().dtype(), DType::Float32);
         let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
         assert_eq!(b.add(&b, Scalar::Int(1)).unwrap().dtype(), DType::Bool);
-        assert_eq!(b.add_scalar(Scalar::Int(1), Scalar::Int(1)).unwrap().to_vec::<i64>(), vec![2, 1]);
+        assert_eq!(
+            b.add_scalar(Scalar::Int(1), Scalar::Int(1))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![2, 1]
+        );
         // torch: tensor([True]) - tensor([True]) -> NotImplementedError
-        assert_eq!(b.sub(&b, Scalar::Int(1)).unwrap_err().kind, ErrorKind::NotImplementedError);
+        assert_eq!(
+            b.sub(&b, Scalar::Int(1)).unwrap_err().kind,
+            ErrorKind::NotImplementedError
+        );
         // torch: int tensor .div_(2) -> result type Float can't be cast to the desired output type Long
         assert_eq!(
-            i.div_scalar_mode_(Scalar::Int(2), RoundingMode::None).unwrap_err().message,
+            i.div_scalar_mode_(Scalar::Int(2), RoundingMode::None)
+                .unwrap_err()
+                .message,
             "result type Float can't be cast to the desired output type Long"
         );
     }
@@ -616,20 +774,65 @@ mod tests {
     fn division_modes_and_zero() {
         // torch: div([-7, 7], 2, floor) -> [-4, 3]; trunc on floats -> [-3., 3.]
         let i = i64s(&[-7, 7], &[2]);
-        assert_eq!(i.div_scalar_mode(Scalar::Int(2), RoundingMode::Floor).unwrap().to_vec::<i64>(), vec![-4, 3]);
-        assert_eq!(i.div_scalar_mode(Scalar::Int(2), RoundingMode::Trunc).unwrap().to_vec::<i64>(), vec![-3, 3]);
-        assert_eq!(i.div_scalar_mode(Scalar::Int(0), RoundingMode::Floor).unwrap_err().message, "ZeroDivisionError");
-        assert_eq!(i.remainder_scalar(Scalar::Int(0)).unwrap_err().message, "ZeroDivisionError");
+        assert_eq!(
+            i.div_scalar_mode(Scalar::Int(2), RoundingMode::Floor)
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![-4, 3]
+        );
+        assert_eq!(
+            i.div_scalar_mode(Scalar::Int(2), RoundingMode::Trunc)
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![-3, 3]
+        );
+        assert_eq!(
+            i.div_scalar_mode(Scalar::Int(0), RoundingMode::Floor)
+                .unwrap_err()
+                .message,
+            "ZeroDivisionError"
+        );
+        assert_eq!(
+            i.remainder_scalar(Scalar::Int(0)).unwrap_err().message,
+            "ZeroDivisionError"
+        );
         // torch: tensor([5.,-5.]) // 0 -> [inf, -inf]; % 0 -> nan; [inf,-inf,nan] // 1 -> nan
         let f = f32s(&[5., -5.], &[2]);
-        assert_eq!(f.floor_divide_scalar(Scalar::Int(0)).unwrap().to_vec::<f32>(), vec![f32::INFINITY, f32::NEG_INFINITY]);
+        assert_eq!(
+            f.floor_divide_scalar(Scalar::Int(0))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![f32::INFINITY, f32::NEG_INFINITY]
+        );
         assert!(f.remainder_scalar(Scalar::Int(0)).unwrap().to_vec::<f32>()[0].is_nan());
         let inf = f32s(&[f32::INFINITY], &[1]);
-        assert!(inf.floor_divide_scalar(Scalar::Int(1)).unwrap().to_vec::<f32>()[0].is_nan());
+        assert!(inf
+            .floor_divide_scalar(Scalar::Int(1))
+            .unwrap()
+            .to_vec::<f32>()[0]
+            .is_nan());
         // torch: tensor([5.5, -5.5]) // 2 -> [2., -3.]; remainder(3., -2) -> -1.
-        assert_eq!(f32s(&[5.5, -5.5], &[2]).floor_divide_scalar(Scalar::Int(2)).unwrap().to_vec::<f32>(), vec![2., -3.]);
-        assert_eq!(f32s(&[3.], &[1]).remainder_scalar(Scalar::Int(-2)).unwrap().to_vec::<f32>(), vec![-1.]);
-        assert_eq!(f32s(&[-5.], &[1]).fmod_scalar(Scalar::Int(3)).unwrap().to_vec::<f32>(), vec![-2.]);
+        assert_eq!(
+            f32s(&[5.5, -5.5], &[2])
+                .floor_divide_scalar(Scalar::Int(2))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![2., -3.]
+        );
+        assert_eq!(
+            f32s(&[3.], &[1])
+                .remainder_scalar(Scalar::Int(-2))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![-1.]
+        );
+        assert_eq!(
+            f32s(&[-5.], &[1])
+                .fmod_scalar(Scalar::Int(3))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![-2.]
+        );
     }
 
     #[test]
@@ -638,13 +841,27 @@ mod tests {
         // torch: i ** -1 -> "Integers to negative integer powers are not allowed."
         assert!(i.pow_scalar(Scalar::Int(-1)).is_err());
         // torch: i ** tensor([-1,-1,2]) -> [0, 0, 0]; pow(2, i) -> [4, 0, 1]
-        assert_eq!(i.pow(&i64s(&[-1, -1, 2], &[3])).unwrap().to_vec::<i64>(), vec![0, 0, 0]);
-        assert_eq!(Tensor::pow_scalar_base(Scalar::Int(2), &i).unwrap().to_vec::<i64>(), vec![4, 0, 1]);
+        assert_eq!(
+            i.pow(&i64s(&[-1, -1, 2], &[3])).unwrap().to_vec::<i64>(),
+            vec![0, 0, 0]
+        );
+        assert_eq!(
+            Tensor::pow_scalar_base(Scalar::Int(2), &i)
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![4, 0, 1]
+        );
         // torch: pow(i, 2.5) -> float [5.6569, nan, 0.]
         let p = i.pow_scalar(Scalar::Float(2.5)).unwrap();
         assert_eq!(p.dtype(), DType::Float32);
         assert!((p.to_vec::<f32>()[0] - 5.656854).abs() < 1e-5);
-        assert_eq!(f32s(&[3.], &[1]).pow_scalar(Scalar::Int(2)).unwrap().to_vec::<f32>(), vec![9.]);
+        assert_eq!(
+            f32s(&[3.], &[1])
+                .pow_scalar(Scalar::Int(2))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![9.]
+        );
     }
 
     #[test]
@@ -653,7 +870,10 @@ mod tests {
         let b = f32s(&[1., 2., 2.], &[3]);
         assert_eq!(a.eq(&b).unwrap().to_vec::<bool>(), vec![true, false, false]);
         assert_eq!(a.ne(&b).unwrap().to_vec::<bool>(), vec![false, true, true]);
-        assert_eq!(a.gt_scalar(Scalar::Float(1.5)).unwrap().to_vec::<bool>(), vec![false, false, true]);
+        assert_eq!(
+            a.gt_scalar(Scalar::Float(1.5)).unwrap().to_vec::<bool>(),
+            vec![false, false, true]
+        );
         let m = a.maximum(&b).unwrap().to_vec::<f32>();
         assert!(m[1].is_nan());
         assert_eq!(m[2], 3.0);
@@ -661,11 +881,20 @@ mod tests {
         let x = i64s(&[1, 2], &[2]);
         x.eq_(&i64s(&[1, 3], &[2])).unwrap();
         assert_eq!(x.to_vec::<i64>(), vec![1, 0]);
-        assert_eq!(a.logical_and(&b).unwrap().to_vec::<bool>(), vec![true, true, true]);
+        assert_eq!(
+            a.logical_and(&b).unwrap().to_vec::<bool>(),
+            vec![true, true, true]
+        );
         // bitwise on float: "bitwise_and_cpu" not implemented for 'Float'
         let e = a.bitwise_and(&b).unwrap_err();
         assert_eq!(e.message, "\"bitwise_and_cpu\" not implemented for 'Float'");
-        assert_eq!(i64s(&[-8], &[1]).bitwise_right_shift_scalar(Scalar::Int(70)).unwrap().to_vec::<i64>(), vec![-1]);
+        assert_eq!(
+            i64s(&[-8], &[1])
+                .bitwise_right_shift_scalar(Scalar::Int(70))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![-1]
+        );
     }
 
     #[test]
@@ -676,14 +905,33 @@ mod tests {
         assert_eq!(x.to_vec::<f32>(), vec![2., 4., 6.]);
         // a[1:].add_(a[:-1]) partially overlaps: error as in torch.
         let a = f32s(&[0., 1., 2., 3., 4.], &[5]);
-        let e = a.slice(0, Some(1), None, 1).unwrap().add_(&a.slice(0, None, Some(-1), 1).unwrap(), Scalar::Int(1));
-        assert!(e.unwrap_err().message.contains("some elements of the input tensor"));
+        let e = a
+            .slice(0, Some(1), None, 1)
+            .unwrap()
+            .add_(&a.slice(0, None, Some(-1), 1).unwrap(), Scalar::Int(1));
+        assert!(e
+            .unwrap_err()
+            .message
+            .contains("some elements of the input tensor"));
         // Writing through a strided view updates the base.
         let m = f32s(&[1., 2., 3., 4.], &[2, 2]);
-        m.t().unwrap().select(0, 1).unwrap().mul_scalar_(Scalar::Int(10)).unwrap();
+        m.t()
+            .unwrap()
+            .select(0, 1)
+            .unwrap()
+            .mul_scalar_(Scalar::Int(10))
+            .unwrap();
         assert_eq!(m.to_vec::<f32>(), vec![1., 20., 3., 40.]);
-        let e = m.add_(&f32s(&[1., 2., 3., 4., 5., 6., 7., 8.], &[2, 2, 2]), Scalar::Int(1)).unwrap_err();
-        assert_eq!(e.message, "output with shape [2, 2] doesn't match the broadcast shape [2, 2, 2]");
+        let e = m
+            .add_(
+                &f32s(&[1., 2., 3., 4., 5., 6., 7., 8.], &[2, 2, 2]),
+                Scalar::Int(1),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "output with shape [2, 2] doesn't match the broadcast shape [2, 2, 2]"
+        );
     }
 
     #[test]
@@ -700,8 +948,16 @@ mod tests {
     fn integer_wrapping() {
         // torch: tensor([100], int8) * 3 -> 44; tensor([2], uint8) - 3 -> 255
         let i8t = Tensor::from_vec(vec![100i8], &[1]).unwrap();
-        assert_eq!(i8t.mul_scalar(Scalar::Int(3)).unwrap().to_vec::<i64>(), vec![44]);
+        assert_eq!(
+            i8t.mul_scalar(Scalar::Int(3)).unwrap().to_vec::<i64>(),
+            vec![44]
+        );
         let u = Tensor::from_vec(vec![2u8], &[1]).unwrap();
-        assert_eq!(u.sub_scalar(Scalar::Int(3), Scalar::Int(1)).unwrap().to_vec::<i64>(), vec![255]);
+        assert_eq!(
+            u.sub_scalar(Scalar::Int(3), Scalar::Int(1))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![255]
+        );
     }
 }

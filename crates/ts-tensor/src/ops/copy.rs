@@ -190,6 +190,25 @@ pub(crate) unsafe fn read_scalar(p: *const u8, dtype: DType) -> Scalar {
     }
 }
 
+impl Tensor {
+    /// The elements in row-major order as a `Vec<T>`, converted with PyTorch's cast rules
+    /// (a fast path for internal row-wise algorithms).
+    pub(crate) fn contiguous_vec<T: crate::Element>(&self) -> Result<Vec<T>> {
+        let m = self.meta_snapshot();
+        let n = m.numel();
+        let tmp = Tensor::zeros(&m.sizes, T::DTYPE)?;
+        copy_into(&tmp.meta_snapshot(), &m)?;
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `tmp` is a fresh contiguous tensor of `n` elements of T; the vector has
+        // capacity `n` and every slot is initialised by the copy before `set_len`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(tmp.meta().data_ptr() as *const T, out.as_mut_ptr(), n);
+            out.set_len(n);
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,15 +226,24 @@ mod tests {
         let bad = Tensor::zeros(&[2, 3], DType::Float32).unwrap();
         // torch: zeros(3).copy_(zeros(2,3)) -> output with shape [3] doesn't match the broadcast shape [2, 3]
         let e = src.copy_(&bad).unwrap_err();
-        assert_eq!(e.message, "output with shape [3] doesn't match the broadcast shape [2, 3]");
+        assert_eq!(
+            e.message,
+            "output with shape [3] doesn't match the broadcast shape [2, 3]"
+        );
     }
 
     #[test]
     fn copy_partial_overlap_is_rejected() {
         // torch: a = arange(5.); a[1:].copy_(a[:-1]) raises the partial-overlap error.
         let a = arange(5);
-        let e = a.slice(0, Some(1), None, 1).unwrap().copy_(&a.slice(0, None, Some(-1), 1).unwrap());
-        assert!(e.unwrap_err().message.contains("some elements of the input tensor"));
+        let e = a
+            .slice(0, Some(1), None, 1)
+            .unwrap()
+            .copy_(&a.slice(0, None, Some(-1), 1).unwrap());
+        assert!(e
+            .unwrap_err()
+            .message
+            .contains("some elements of the input tensor"));
         // Full overlap is a no-op.
         a.copy_(&a.slice(0, None, None, 1).unwrap()).unwrap();
         assert_eq!(a.to_vec::<f32>(), vec![0., 1., 2., 3., 4.]);
@@ -226,9 +254,24 @@ mod tests {
         let a = Tensor::zeros(&[2, 3], DType::Float32).unwrap();
         a.select(0, 1).unwrap().fill_(Scalar::Float(2.5)).unwrap();
         assert_eq!(a.to_vec::<f32>(), vec![0., 0., 0., 2.5, 2.5, 2.5]);
-        assert_eq!(a.select(0, 1).unwrap().select(0, 2).unwrap().item().unwrap(), Scalar::Float(2.5));
-        assert!(a.item().unwrap_err().message.contains("a Tensor with 6 elements cannot be converted to Scalar"));
-        let e = Tensor::zeros(&[3], DType::Float32).unwrap().expand(&[2, 3], false).unwrap();
+        assert_eq!(
+            a.select(0, 1)
+                .unwrap()
+                .select(0, 2)
+                .unwrap()
+                .item()
+                .unwrap(),
+            Scalar::Float(2.5)
+        );
+        assert!(a
+            .item()
+            .unwrap_err()
+            .message
+            .contains("a Tensor with 6 elements cannot be converted to Scalar"));
+        let e = Tensor::zeros(&[3], DType::Float32)
+            .unwrap()
+            .expand(&[2, 3], false)
+            .unwrap();
         assert!(e.fill_(Scalar::Int(1)).is_err());
     }
 
@@ -240,8 +283,14 @@ mod tests {
         let c = Tensor::zeros(&[2, 3], DType::Float32).unwrap();
         assert!(Tensor::is_same(&c.contiguous().unwrap(), &c));
         assert_eq!(a.contiguous().unwrap().strides().as_slice(), &[2, 1]);
-        assert!(Tensor::is_same(&c.to_dtype(DType::Float32, false).unwrap(), &c));
-        assert!(!Tensor::is_same(&c.to_dtype(DType::Float32, true).unwrap(), &c));
+        assert!(Tensor::is_same(
+            &c.to_dtype(DType::Float32, false).unwrap(),
+            &c
+        ));
+        assert!(!Tensor::is_same(
+            &c.to_dtype(DType::Float32, true).unwrap(),
+            &c
+        ));
     }
 
     #[test]
@@ -254,24 +303,5 @@ mod tests {
         assert_eq!(alias.to_vec::<f64>(), vec![1.0, 2.0]);
         let iout = Tensor::zeros(&[2], DType::Int64).unwrap();
         assert!(resize_out_and_copy(&iout, &r).is_err());
-    }
-}
-
-impl Tensor {
-    /// The elements in row-major order as a `Vec<T>`, converted with PyTorch's cast rules
-    /// (a fast path for internal row-wise algorithms).
-    pub(crate) fn contiguous_vec<T: crate::Element>(&self) -> Result<Vec<T>> {
-        let m = self.meta_snapshot();
-        let n = m.numel();
-        let tmp = Tensor::zeros(&m.sizes, T::DTYPE)?;
-        copy_into(&tmp.meta_snapshot(), &m)?;
-        let mut out: Vec<T> = Vec::with_capacity(n);
-        // SAFETY: `tmp` is a fresh contiguous tensor of `n` elements of T; the vector has
-        // capacity `n` and every slot is initialised by the copy before `set_len`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(tmp.meta().data_ptr() as *const T, out.as_mut_ptr(), n);
-            out.set_len(n);
-        }
-        Ok(out)
     }
 }

@@ -68,9 +68,15 @@ fn check_index_dtype(index: &Tensor, msg: &str) -> Result<()> {
 impl Tensor {
     /// `index_select(dim, index)`: the slices at `index` (a vector of int32/int64) along `dim`.
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
-        check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")?;
+        check_index_dtype(
+            index,
+            "index_select(): Expected dtype int32 or int64 for index",
+        )?;
         if index.dim() > 1 {
-            return Err(Error::new(ErrorKind::IndexError, "index_select(): Index is supposed to be a vector"));
+            return Err(Error::new(
+                ErrorKind::IndexError,
+                "index_select(): Index is supposed to be a vector",
+            ));
         }
         let m = self.meta_snapshot();
         let nd = m.dim();
@@ -78,10 +84,15 @@ impl Tensor {
         let idx = index_values(index)?;
         let size = if nd == 0 { 1 } else { m.sizes[d] };
         if idx.iter().any(|&i| i < 0 || i >= size) {
-            return Err(Error::new(ErrorKind::IndexError, "index out of range in self"));
+            return Err(Error::new(
+                ErrorKind::IndexError,
+                "index out of range in self",
+            ));
         }
         if nd == 0 {
-            return self.clone_tensor()?.reshape(if index.dim() == 0 { &[] } else { &[1] });
+            return self
+                .clone_tensor()?
+                .reshape(if index.dim() == 0 { &[] } else { &[1] });
         }
         let parts: Vec<Tensor> = idx
             .iter()
@@ -126,13 +137,23 @@ impl Tensor {
             // SAFETY: `o + i * dim_stride` addresses an element of `self` (bounds checked above and
             // by the shape check); `k` is within the fresh output.
             unsafe {
-                copy_elem(dst.add(k * es), src.offset(((o + i * dim_stride) * es as i64) as isize), es);
+                copy_elem(
+                    dst.add(k * es),
+                    src.offset(((o + i * dim_stride) * es as i64) as isize),
+                    es,
+                );
             }
         }
         Ok(out)
     }
 
-    fn scatter_impl(&self, dim: i64, index: &Tensor, src: ScatterSrc<'_>, accumulate: bool) -> Result<()> {
+    fn scatter_impl(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: ScatterSrc<'_>,
+        accumulate: bool,
+    ) -> Result<()> {
         if index.dtype() != DType::Int64 {
             return Err(Error::runtime("scatter(): Expected dtype int64 for index"));
         }
@@ -144,12 +165,18 @@ impl Tensor {
         let src_t = match src {
             ScatterSrc::Tensor(t) => {
                 if t.dtype() != m.dtype {
-                    return Err(Error::runtime("scatter(): Expected self.dtype to be equal to src.dtype"));
+                    return Err(Error::runtime(
+                        "scatter(): Expected self.dtype to be equal to src.dtype",
+                    ));
                 }
                 check_index_shape(&m, &im, d, Some(&t.meta_snapshot()))?;
                 // Only the leading `index`-shaped block of src is read.
                 let sm = t.meta_snapshot();
-                let view = Tensor::from_meta(sm.with_geometry(im.sizes.clone(), sm.strides.clone(), sm.offset));
+                let view = Tensor::from_meta(sm.with_geometry(
+                    im.sizes.clone(),
+                    sm.strides.clone(),
+                    sm.offset,
+                ));
                 view.contiguous()?
             }
             ScatterSrc::Value(v) => {
@@ -190,7 +217,11 @@ impl Tensor {
             for (k, (&o, &i)) in offs.iter().zip(&idx).enumerate() {
                 // SAFETY: indices were bounds checked; `k` is within the contiguous source.
                 unsafe {
-                    copy_elem(dst.offset(((o + i * dim_stride) * es as i64) as isize), sp.add(k * es), es);
+                    copy_elem(
+                        dst.offset(((o + i * dim_stride) * es as i64) as isize),
+                        sp.add(k * es),
+                        es,
+                    );
                 }
             }
         }
@@ -236,7 +267,9 @@ impl Tensor {
     /// `index_fill_(dim, index, value)`: sets the slices at `index` along `dim`.
     pub fn index_fill_(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<()> {
         if index.dtype() != DType::Int64 {
-            return Err(Error::runtime("index_fill_(): Expected dtype int64 for index."));
+            return Err(Error::runtime(
+                "index_fill_(): Expected dtype int64 for index.",
+            ));
         }
         let nd = self.dim();
         let d = wrap_dim(dim, nd)?;
@@ -266,7 +299,10 @@ impl Tensor {
 
     /// `masked_fill_(mask, value)`: sets the elements where the (broadcast) bool `mask` is true.
     pub fn masked_fill_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
-        check_mask(mask, "masked_fill_ only supports boolean masks, but got mask with dtype")?;
+        check_mask(
+            mask,
+            "masked_fill_ only supports boolean masks, but got mask with dtype",
+        )?;
         let m = self.meta_snapshot();
         crate::overlap::assert_no_internal_overlap(&m)?;
         let b = broadcast_shapes(&m.sizes, &mask.sizes())?;
@@ -279,7 +315,11 @@ impl Tensor {
         }
         let v = Tensor::scalar_tensor(value, m.dtype)?;
         // where(mask, v, self) written back into self.
-        let r = crate::ops::ternary::where_(mask, crate::Operand::Tensor(&v), crate::Operand::Tensor(self))?;
+        let r = crate::ops::ternary::where_(
+            mask,
+            crate::Operand::Tensor(&v),
+            crate::Operand::Tensor(self),
+        )?;
         self.copy_(&r)
     }
 
@@ -296,7 +336,10 @@ impl Tensor {
 
     /// `masked_fill(mask, value)`: out-of-place; the result has the broadcast shape.
     pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-        check_mask(mask, "masked_fill_ only supports boolean masks, but got mask with dtype")?;
+        check_mask(
+            mask,
+            "masked_fill_ only supports boolean masks, but got mask with dtype",
+        )?;
         let shape = broadcast_shapes(&self.sizes(), &mask.sizes())?;
         let r = self.expand(&shape, false)?.clone_tensor()?.contiguous()?;
         r.masked_fill_(mask, value)?;
@@ -317,7 +360,9 @@ impl Tensor {
     /// `masked_select(mask)`: the elements where the broadcast `mask` is true, as a 1-d tensor.
     pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         if mask.dtype() != DType::Bool {
-            return Err(Error::runtime("masked_select: expected BoolTensor for mask"));
+            return Err(Error::runtime(
+                "masked_select: expected BoolTensor for mask",
+            ));
         }
         let shape = broadcast_shapes(&self.sizes(), &mask.sizes())?;
         let x = self.expand(&shape, false)?;
@@ -391,7 +436,12 @@ fn check_mask(mask: &Tensor, msg: &str) -> Result<()> {
 }
 
 /// Checks `index` against `self` (and `src`) for gather/scatter.
-fn check_index_shape(m: &TensorMeta, im: &TensorMeta, d: usize, src: Option<&TensorMeta>) -> Result<()> {
+fn check_index_shape(
+    m: &TensorMeta,
+    im: &TensorMeta,
+    d: usize,
+    src: Option<&TensorMeta>,
+) -> Result<()> {
     let nd = m.dim().max(1);
     let ind = im.dim().max(1);
     if ind != nd {
@@ -456,37 +506,78 @@ mod tests {
     #[test]
     fn select_and_gather() {
         let x = ar(12, &[3, 4]);
-        assert_eq!(x.index_select(0, &idx(&[2, 0], &[2])).unwrap().to_vec::<f32>(), vec![8., 9., 10., 11., 0., 1., 2., 3.]);
-        assert_eq!(x.index_select(1, &idx(&[3], &[1])).unwrap().to_vec::<f32>(), vec![3., 7., 11.]);
+        assert_eq!(
+            x.index_select(0, &idx(&[2, 0], &[2]))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![8., 9., 10., 11., 0., 1., 2., 3.]
+        );
+        assert_eq!(
+            x.index_select(1, &idx(&[3], &[1])).unwrap().to_vec::<f32>(),
+            vec![3., 7., 11.]
+        );
         // torch: index_select(0, [5]) -> IndexError "index out of range in self"
-        assert_eq!(x.index_select(0, &idx(&[5], &[1])).unwrap_err().kind, ErrorKind::IndexError);
+        assert_eq!(
+            x.index_select(0, &idx(&[5], &[1])).unwrap_err().kind,
+            ErrorKind::IndexError
+        );
         let g = x.gather(1, &idx(&[0, 3, 1, 1], &[2, 2])).unwrap();
         assert_eq!(g.to_vec::<f32>(), vec![0., 3., 5., 5.]);
-        assert_eq!(x.gather(1, &idx(&[5], &[1, 1])).unwrap_err().message, "index 5 is out of bounds for dimension 1 with size 4");
+        assert_eq!(
+            x.gather(1, &idx(&[5], &[1, 1])).unwrap_err().message,
+            "index 5 is out of bounds for dimension 1 with size 4"
+        );
         assert_eq!(
             x.gather(1, &Tensor::zeros(&[4, 1], DType::Int64).unwrap()).unwrap_err().message,
             "Size does not match at dimension 0 expected index [4, 1] to be no larger than self [3, 4] apart from dimension 1"
         );
         // Gather from a transposed view reads logical positions.
         let t = x.t().unwrap();
-        assert_eq!(t.gather(0, &idx(&[1, 2], &[1, 2])).unwrap().to_vec::<f32>(), vec![1., 6.]);
+        assert_eq!(
+            t.gather(0, &idx(&[1, 2], &[1, 2])).unwrap().to_vec::<f32>(),
+            vec![1., 6.]
+        );
     }
 
     #[test]
     fn scatter_variants() {
         let z = Tensor::zeros(&[3, 4], DType::Float32).unwrap();
-        let s = z.scatter(1, &idx(&[1, 2], &[2, 1]), &Tensor::from_vec(vec![5f32, 6.], &[2, 1]).unwrap()).unwrap();
+        let s = z
+            .scatter(
+                1,
+                &idx(&[1, 2], &[2, 1]),
+                &Tensor::from_vec(vec![5f32, 6.], &[2, 1]).unwrap(),
+            )
+            .unwrap();
         assert_eq!(s.to_vec::<f32>()[1], 5.);
         assert_eq!(s.to_vec::<f32>()[6], 6.);
         // torch: zeros(3).scatter_add(0, [0,0,2], [1,2,3]) -> [3, 0, 3]
         let a = Tensor::zeros(&[3], DType::Float32).unwrap();
-        let r = a.scatter_add(0, &idx(&[0, 0, 2], &[3]), &Tensor::from_vec(vec![1f32, 2., 3.], &[3]).unwrap()).unwrap();
+        let r = a
+            .scatter_add(
+                0,
+                &idx(&[0, 0, 2], &[3]),
+                &Tensor::from_vec(vec![1f32, 2., 3.], &[3]).unwrap(),
+            )
+            .unwrap();
         assert_eq!(r.to_vec::<f32>(), vec![3., 0., 3.]);
-        let e = z.scatter(1, &idx(&[1], &[1, 1]), &Tensor::from_vec(vec![5i64], &[1, 1]).unwrap()).unwrap_err();
-        assert_eq!(e.message, "scatter(): Expected self.dtype to be equal to src.dtype");
-        assert!(z.scatter_value(1, &idx(&[9], &[1, 1]), Scalar::Int(7)).is_err());
+        let e = z
+            .scatter(
+                1,
+                &idx(&[1], &[1, 1]),
+                &Tensor::from_vec(vec![5i64], &[1, 1]).unwrap(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "scatter(): Expected self.dtype to be equal to src.dtype"
+        );
+        assert!(z
+            .scatter_value(1, &idx(&[9], &[1, 1]), Scalar::Int(7))
+            .is_err());
         let f = Tensor::zeros(&[2, 3], DType::Float32).unwrap();
-        f.index_fill_(1, &idx(&[0, 2], &[2]), Scalar::Float(-1.0)).unwrap();
+        f.index_fill_(1, &idx(&[0, 2], &[2]), Scalar::Float(-1.0))
+            .unwrap();
         assert_eq!(f.to_vec::<f32>(), vec![-1., 0., -1., -1., 0., -1.]);
     }
 
@@ -495,7 +586,10 @@ mod tests {
         let x = ar(4, &[4]);
         let m = Tensor::from_vec(vec![true, false], &[2, 1]).unwrap();
         // torch: zeros(4).masked_fill([[True],[False]], 1.) -> shape [2, 4]; in-place -> error
-        let r = Tensor::zeros(&[4], DType::Float32).unwrap().masked_fill(&m, Scalar::Float(1.0)).unwrap();
+        let r = Tensor::zeros(&[4], DType::Float32)
+            .unwrap()
+            .masked_fill(&m, Scalar::Float(1.0))
+            .unwrap();
         assert_eq!(r.sizes().as_slice(), &[2, 4]);
         assert_eq!(r.to_vec::<f32>(), vec![1., 1., 1., 1., 0., 0., 0., 0.]);
         assert!(x.masked_fill_(&m, Scalar::Float(1.0)).is_err());
@@ -509,11 +603,19 @@ mod tests {
         let nz = ar(4, &[2, 2]).nonzero().unwrap();
         assert_eq!(nz.sizes().as_slice(), &[3, 2]);
         assert_eq!(nz.to_vec::<i64>(), vec![0, 1, 1, 0, 1, 1]);
-        let z0 = Tensor::scalar_tensor(Scalar::Int(3), DType::Int64).unwrap().nonzero().unwrap();
+        let z0 = Tensor::scalar_tensor(Scalar::Int(3), DType::Int64)
+            .unwrap()
+            .nonzero()
+            .unwrap();
         assert_eq!(z0.sizes().as_slice(), &[1, 0]);
         // int tensor filled with a float value truncates: torch gives [2, 0]
         let li = Tensor::zeros(&[2], DType::Int64).unwrap();
         let mk2 = Tensor::from_vec(vec![true, false], &[2]).unwrap();
-        assert_eq!(li.masked_fill(&mk2, Scalar::Float(2.7)).unwrap().to_vec::<i64>(), vec![2, 0]);
+        assert_eq!(
+            li.masked_fill(&mk2, Scalar::Float(2.7))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![2, 0]
+        );
     }
 }

@@ -58,13 +58,17 @@ fn apply_slicing(x: &Tensor, indices: &[TensorIndex]) -> Result<(Tensor, Vec<Opt
         .iter()
         .map(|i| match i {
             TensorIndex::Int(_) | TensorIndex::Slice { .. } => 1,
-            TensorIndex::Tensor(t) if matches!(t.dtype(), DType::Bool | DType::UInt8) => t.dim() as i64,
+            TensorIndex::Tensor(t) if matches!(t.dtype(), DType::Bool | DType::UInt8) => {
+                t.dim() as i64
+            }
             TensorIndex::Tensor(_) => 1,
             _ => 0,
         })
         .sum();
     if specified > ndim {
-        return Err(index_error(format!("too many indices for tensor of dimension {ndim}")));
+        return Err(index_error(format!(
+            "too many indices for tensor of dimension {ndim}"
+        )));
     }
     let mut result = x.clone();
     let mut tensor_indices: Vec<Option<Tensor>> = Vec::new();
@@ -88,7 +92,10 @@ fn apply_slicing(x: &Tensor, indices: &[TensorIndex]) -> Result<(Tensor, Vec<Opt
             }
             TensorIndex::Slice { start, stop, step } => {
                 if *step == 0 {
-                    return Err(Error::new(ErrorKind::ValueError, "slice step cannot be zero"));
+                    return Err(Error::new(
+                        ErrorKind::ValueError,
+                        "slice step cannot be zero",
+                    ));
                 }
                 result = result.slice(dim, *start, *stop, *step)?;
                 dim += 1;
@@ -166,8 +173,13 @@ fn make_advanced(x: &Tensor, indices: &[Option<Tensor>]) -> Result<AdvancedIndex
                 }
             }
             Some(t) => {
-                if !matches!(t.dtype(), DType::Int64 | DType::Int32 | DType::Int16 | DType::Int8) {
-                    return Err(index_error("tensors used as indices must be long, int, byte or bool tensors"));
+                if !matches!(
+                    t.dtype(),
+                    DType::Int64 | DType::Int32 | DType::Int16 | DType::Int8
+                ) {
+                    return Err(index_error(
+                        "tensors used as indices must be long, int, byte or bool tensors",
+                    ));
                 }
                 expanded.push(Some(t.clone()));
             }
@@ -189,7 +201,15 @@ fn make_advanced(x: &Tensor, indices: &[Option<Tensor>]) -> Result<AdvancedIndex
         bshape = broadcast_shapes(&bshape, &s).map_err(|_| {
             let shapes: Vec<String> = defined
                 .iter()
-                .map(|&k| format!("{:?}", expanded[k].as_ref().map(|t| t.sizes().to_vec()).unwrap_or_default()))
+                .map(|&k| {
+                    format!(
+                        "{:?}",
+                        expanded[k]
+                            .as_ref()
+                            .map(|t| t.sizes().to_vec())
+                            .unwrap_or_default()
+                    )
+                })
                 .collect();
             index_error(format!(
                 "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
@@ -200,7 +220,10 @@ fn make_advanced(x: &Tensor, indices: &[Option<Tensor>]) -> Result<AdvancedIndex
     let bn = crate::shape::numel(&bshape);
     let mut index_offsets = vec![0i64; bn];
     for &d in &defined {
-        let t = expanded[d].as_ref().map(|t| t.expand(&bshape, false)).transpose()?;
+        let t = expanded[d]
+            .as_ref()
+            .map(|t| t.expand(&bshape, false))
+            .transpose()?;
         let vals = match t {
             Some(t) => t.contiguous_vec::<i64>()?,
             None => continue,
@@ -218,10 +241,14 @@ fn make_advanced(x: &Tensor, indices: &[Option<Tensor>]) -> Result<AdvancedIndex
     }
     let adjacent = defined.windows(2).all(|w| w[1] == w[0] + 1);
     let first = defined.first().copied().unwrap_or(0);
-    let (mut pre_s, mut pre_st, mut post_s, mut post_st): (Dims, Dims, Dims, Dims) =
-        (SmallVec::new(), SmallVec::new(), SmallVec::new(), SmallVec::new());
-    for d in 0..nd {
-        if expanded[d].is_some() {
+    let (mut pre_s, mut pre_st, mut post_s, mut post_st): (Dims, Dims, Dims, Dims) = (
+        SmallVec::new(),
+        SmallVec::new(),
+        SmallVec::new(),
+        SmallVec::new(),
+    );
+    for (d, e) in expanded.iter().enumerate() {
+        if e.is_some() {
             continue;
         }
         if adjacent && d < first {
@@ -261,7 +288,9 @@ impl Tensor {
                     let off = pre + io + post;
                     // SAFETY: every offset combines in-bounds coordinates of `self`; `k` walks
                     // the fresh contiguous output.
-                    unsafe { copy_elem(dst.add(k * es), src.offset((off * es as i64) as isize), es) };
+                    unsafe {
+                        copy_elem(dst.add(k * es), src.offset((off * es as i64) as isize), es)
+                    };
                     k += 1;
                 }
             }
@@ -272,7 +301,12 @@ impl Tensor {
     /// `aten::index_put_(self, indices, values, accumulate)`: writes `values` (broadcast to the
     /// indexing result's shape, same dtype as `self`) at the indexed positions; with
     /// `accumulate`, adds instead (duplicates accumulate).
-    pub fn index_put_tensors_(&self, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
+    pub fn index_put_tensors_(
+        &self,
+        indices: &[Option<Tensor>],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<()> {
         let m = self.meta_snapshot();
         if values.dtype() != m.dtype {
             return Err(Error::runtime(format!(
@@ -319,7 +353,9 @@ impl Tensor {
                     for &post in &adv.post_offsets {
                         let off = pre + io + post;
                         // SAFETY: offsets are in bounds of `self`; `k` walks `v`.
-                        unsafe { copy_elem(dst.offset((off * es as i64) as isize), src.add(k * es), es) };
+                        unsafe {
+                            copy_elem(dst.offset((off * es as i64) as isize), src.add(k * es), es)
+                        };
                         k += 1;
                     }
                 }
@@ -391,7 +427,11 @@ mod tests {
         TensorIndex::Tensor(Tensor::from_vec(v.to_vec(), &[v.len() as i64]).unwrap())
     }
     fn sl(a: Option<i64>, b: Option<i64>) -> TensorIndex {
-        TensorIndex::Slice { start: a, stop: b, step: 1 }
+        TensorIndex::Slice {
+            start: a,
+            stop: b,
+            step: 1,
+        }
     }
 
     #[test]
@@ -399,35 +439,84 @@ mod tests {
         let x = ar(24, &[2, 3, 4]);
         // torch: ones(10,9,8,7,6)[..., 1].shape == (10, 9, 8, 7); x[1, ..., None] -> (9,8,7,6,1)
         let y = Tensor::zeros(&[10, 9, 8, 7, 6], DType::Float32).unwrap();
-        assert_eq!(y.index(&[TensorIndex::Ellipsis, TensorIndex::Int(1)]).unwrap().sizes().as_slice(), &[10, 9, 8, 7]);
         assert_eq!(
-            y.index(&[TensorIndex::Int(1), TensorIndex::Ellipsis, TensorIndex::None]).unwrap().sizes().as_slice(),
+            y.index(&[TensorIndex::Ellipsis, TensorIndex::Int(1)])
+                .unwrap()
+                .sizes()
+                .as_slice(),
+            &[10, 9, 8, 7]
+        );
+        assert_eq!(
+            y.index(&[
+                TensorIndex::Int(1),
+                TensorIndex::Ellipsis,
+                TensorIndex::None
+            ])
+            .unwrap()
+            .sizes()
+            .as_slice(),
             &[9, 8, 7, 6, 1]
         );
         assert_eq!(
-            y.index(&[TensorIndex::Int(1), TensorIndex::None, TensorIndex::Ellipsis, TensorIndex::Int(1)]).unwrap().sizes().as_slice(),
+            y.index(&[
+                TensorIndex::Int(1),
+                TensorIndex::None,
+                TensorIndex::Ellipsis,
+                TensorIndex::Int(1)
+            ])
+            .unwrap()
+            .sizes()
+            .as_slice(),
             &[1, 9, 8, 7]
         );
-        let v = x.index(&[TensorIndex::Int(-1), sl(Some(1), None), TensorIndex::Int(0)]).unwrap();
+        let v = x
+            .index(&[TensorIndex::Int(-1), sl(Some(1), None), TensorIndex::Int(0)])
+            .unwrap();
         assert_eq!(v.to_vec::<i64>(), vec![16, 20]);
         v.fill_(Scalar::Int(-1)).unwrap();
         assert_eq!(x.to_vec::<i64>()[16], -1);
-        let e = x.index(&[TensorIndex::Int(0), TensorIndex::Int(0), TensorIndex::Int(0), TensorIndex::Int(0)]).unwrap_err();
-        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::IndexError, "too many indices for tensor of dimension 3"));
-        assert_eq!(ar(3, &[3]).index(&[TensorIndex::Int(5)]).unwrap_err().message, "index 5 is out of bounds for dimension 0 with size 3");
+        let e = x
+            .index(&[
+                TensorIndex::Int(0),
+                TensorIndex::Int(0),
+                TensorIndex::Int(0),
+                TensorIndex::Int(0),
+            ])
+            .unwrap_err();
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (
+                ErrorKind::IndexError,
+                "too many indices for tensor of dimension 3"
+            )
+        );
+        assert_eq!(
+            ar(3, &[3])
+                .index(&[TensorIndex::Int(5)])
+                .unwrap_err()
+                .message,
+            "index 5 is out of bounds for dimension 0 with size 3"
+        );
         let s = ar(3, &[3]);
-        assert!(!Tensor::is_same(&s.index(&[TensorIndex::Ellipsis]).unwrap(), &s));
+        assert!(!Tensor::is_same(
+            &s.index(&[TensorIndex::Ellipsis]).unwrap(),
+            &s
+        ));
     }
 
     #[test]
     fn advanced_indexing_positions() {
         let y = ar(24, &[2, 3, 4]);
         // torch: y[[0,1], :, [1,2]] -> [[1,5,9],[14,18,22]] (non-adjacent: index dims first)
-        let r = y.index(&[it(&[0, 1]), TensorIndex::full(), it(&[1, 2])]).unwrap();
+        let r = y
+            .index(&[it(&[0, 1]), TensorIndex::full(), it(&[1, 2])])
+            .unwrap();
         assert_eq!(r.sizes().as_slice(), &[2, 3]);
         assert_eq!(r.to_vec::<i64>(), vec![1, 5, 9, 14, 18, 22]);
         // torch: y[:, [0,1], [1,2]] -> [[1,6],[13,18]]
-        let r = y.index(&[TensorIndex::full(), it(&[0, 1]), it(&[1, 2])]).unwrap();
+        let r = y
+            .index(&[TensorIndex::full(), it(&[0, 1]), it(&[1, 2])])
+            .unwrap();
         assert_eq!(r.to_vec::<i64>(), vec![1, 6, 13, 18]);
         // torch: y[mask2d] with mask [[T,F,T],[F,F,T]] -> rows 0, 2, 5
         let mask = Tensor::from_vec(vec![true, false, true, false, false, true], &[2, 3]).unwrap();
@@ -435,50 +524,111 @@ mod tests {
         assert_eq!(r.sizes().as_slice(), &[3, 4]);
         assert_eq!(r.to_vec::<i64>()[8..], [20, 21, 22, 23]);
         // torch: y[None, tensor([1])].shape -> (1, 1, 3, 4)
-        assert_eq!(y.index(&[TensorIndex::None, it(&[1])]).unwrap().sizes().as_slice(), &[1, 1, 3, 4]);
+        assert_eq!(
+            y.index(&[TensorIndex::None, it(&[1])])
+                .unwrap()
+                .sizes()
+                .as_slice(),
+            &[1, 1, 3, 4]
+        );
         let x = ar(12, &[3, 4]);
         let e = x.index(&[it(&[0, 1]), it(&[0, 1, 2])]).unwrap_err();
-        assert_eq!(e.message, "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]");
-        let e = x.index(&[TensorIndex::Tensor(Tensor::from_vec(vec![true, false], &[2]).unwrap())]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]"
+        );
+        let e = x
+            .index(&[TensorIndex::Tensor(
+                Tensor::from_vec(vec![true, false], &[2]).unwrap(),
+            )])
+            .unwrap_err();
         assert_eq!(
             e.message,
             "The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [3, 4] at index 0"
         );
         let f = TensorIndex::Tensor(Tensor::from_vec(vec![1.0f32], &[1]).unwrap());
-        assert_eq!(x.index(&[f]).unwrap_err().message, "tensors used as indices must be long, int, byte or bool tensors");
-        assert_eq!(x.index(&[TensorIndex::Bool(true)]).unwrap().sizes().as_slice(), &[1, 3, 4]);
-        assert_eq!(x.index(&[TensorIndex::Bool(false)]).unwrap().sizes().as_slice(), &[0, 3, 4]);
-        assert_eq!(x.index(&[it(&[-1])]).unwrap().to_vec::<i64>(), vec![8, 9, 10, 11]);
+        assert_eq!(
+            x.index(&[f]).unwrap_err().message,
+            "tensors used as indices must be long, int, byte or bool tensors"
+        );
+        assert_eq!(
+            x.index(&[TensorIndex::Bool(true)])
+                .unwrap()
+                .sizes()
+                .as_slice(),
+            &[1, 3, 4]
+        );
+        assert_eq!(
+            x.index(&[TensorIndex::Bool(false)])
+                .unwrap()
+                .sizes()
+                .as_slice(),
+            &[0, 3, 4]
+        );
+        assert_eq!(
+            x.index(&[it(&[-1])]).unwrap().to_vec::<i64>(),
+            vec![8, 9, 10, 11]
+        );
     }
 
     #[test]
     fn setitem_semantics() {
         let x = Tensor::zeros(&[3, 4], DType::Float32).unwrap();
         // x[1:3] = src through a view
-        x.index_put_(&[sl(Some(1), Some(3))], &Tensor::from_vec(vec![1f32, 2., 3., 4.], &[1, 4]).unwrap()).unwrap();
+        x.index_put_(
+            &[sl(Some(1), Some(3))],
+            &Tensor::from_vec(vec![1f32, 2., 3., 4.], &[1, 4]).unwrap(),
+        )
+        .unwrap();
         assert_eq!(x.to_vec::<f32>()[4..8], [1., 2., 3., 4.]);
         // x[mask] = 9.0
         let m = x.gt_scalar(Scalar::Float(2.5)).unwrap();
-        x.index_put_scalar_(&[TensorIndex::Tensor(m)], Scalar::Float(9.0)).unwrap();
+        x.index_put_scalar_(&[TensorIndex::Tensor(m)], Scalar::Float(9.0))
+            .unwrap();
         assert_eq!(x.to_vec::<f32>()[4..8], [1., 2., 9., 9.]);
         // Python strips leading ones: value [1,1,1,4] works for x[[0]] (result [1, 4]).
-        x.index_put_(&[it(&[0])], &Tensor::from_vec(vec![5f32; 4], &[1, 1, 1, 4]).unwrap()).unwrap();
+        x.index_put_(
+            &[it(&[0])],
+            &Tensor::from_vec(vec![5f32; 4], &[1, 1, 1, 4]).unwrap(),
+        )
+        .unwrap();
         assert_eq!(x.to_vec::<f32>()[..4], [5.; 4]);
         // ATen's index_put_ does not: torch reports the shape mismatch.
         let e = x
-            .index_put_tensors_(&[Some(Tensor::from_vec(vec![0i64], &[1]).unwrap())], &Tensor::zeros(&[1, 1, 1, 4], DType::Float32).unwrap(), false)
+            .index_put_tensors_(
+                &[Some(Tensor::from_vec(vec![0i64], &[1]).unwrap())],
+                &Tensor::zeros(&[1, 1, 1, 4], DType::Float32).unwrap(),
+                false,
+            )
             .unwrap_err();
         assert_eq!(e.message, "shape mismatch: value tensor of shape [1, 1, 1, 4] cannot be broadcast to indexing result of shape [1, 4]");
         let e = x
-            .index_put_tensors_(&[Some(Tensor::from_vec(vec![0i64], &[1]).unwrap())], &Tensor::zeros(&[4], DType::Int64).unwrap(), false)
+            .index_put_tensors_(
+                &[Some(Tensor::from_vec(vec![0i64], &[1]).unwrap())],
+                &Tensor::zeros(&[4], DType::Int64).unwrap(),
+                false,
+            )
             .unwrap_err();
         assert_eq!(e.message, "Index put requires the source and destination dtypes match, got Float for the destination and Long for the source.");
         // accumulate with duplicates: torch gives [3., 0., 0.]
         let z = Tensor::zeros(&[3], DType::Float32).unwrap();
-        z.index_put_tensors_(&[Some(Tensor::from_vec(vec![0i64, 0], &[2]).unwrap())], &Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap(), true).unwrap();
+        z.index_put_tensors_(
+            &[Some(Tensor::from_vec(vec![0i64, 0], &[2]).unwrap())],
+            &Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap(),
+            true,
+        )
+        .unwrap();
         assert_eq!(z.to_vec::<f32>(), vec![3., 0., 0.]);
         // x[:] = wrong shape -> expand error
-        let e = Tensor::zeros(&[2, 3], DType::Float32).unwrap().index_put_(&[TensorIndex::full()], &Tensor::zeros(&[3, 3], DType::Float32).unwrap()).unwrap_err();
-        assert!(e.message.starts_with("The expanded size of the tensor (2) must match the existing size (3)"));
+        let e = Tensor::zeros(&[2, 3], DType::Float32)
+            .unwrap()
+            .index_put_(
+                &[TensorIndex::full()],
+                &Tensor::zeros(&[3, 3], DType::Float32).unwrap(),
+            )
+            .unwrap_err();
+        assert!(e
+            .message
+            .starts_with("The expanded size of the tensor (2) must match the existing size (3)"));
     }
 }

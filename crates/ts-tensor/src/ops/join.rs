@@ -158,9 +158,18 @@ mod tests {
             cat(&[a.clone(), ar(6, &[3, 2])], 1).unwrap_err().message,
             "Sizes of tensors must match except in dimension 1. Expected size 2 but got size 3 for tensor number 1 in the list."
         );
-        assert_eq!(cat(&[a.clone(), ar(2, &[2])], 0).unwrap_err().message, "Tensors must have same number of dimensions: got 2 and 1");
+        assert_eq!(
+            cat(&[a.clone(), ar(2, &[2])], 0).unwrap_err().message,
+            "Tensors must have same number of dimensions: got 2 and 1"
+        );
         assert_eq!(cat(&[], 0).unwrap_err().kind, ErrorKind::ValueError);
-        assert_eq!(cat(&[a.clone(), ar(0, &[0])], 0).unwrap().sizes().as_slice(), &[2, 2]);
+        assert_eq!(
+            cat(&[a.clone(), ar(0, &[0])], 0)
+                .unwrap()
+                .sizes()
+                .as_slice(),
+            &[2, 2]
+        );
         let i = Tensor::zeros(&[1], DType::Int32).unwrap();
         assert_eq!(cat(&[i, ar(1, &[1])], 0).unwrap().dtype(), DType::Float32);
         let z = Tensor::zeros(&[], DType::Float32).unwrap();
@@ -177,8 +186,14 @@ mod tests {
             stack(&[a.clone(), ar(3, &[3])], 0).unwrap_err().message,
             "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1"
         );
-        assert_eq!(stack(&[], 0).unwrap_err().message, "stack expects a non-empty TensorList");
-        assert_eq!(hstack(&[a.clone(), a.clone()]).unwrap().sizes().as_slice(), &[4]);
+        assert_eq!(
+            stack(&[], 0).unwrap_err().message,
+            "stack expects a non-empty TensorList"
+        );
+        assert_eq!(
+            hstack(&[a.clone(), a.clone()]).unwrap().sizes().as_slice(),
+            &[4]
+        );
         assert_eq!(vstack(&[a.clone(), a]).unwrap().sizes().as_slice(), &[2, 2]);
     }
 }

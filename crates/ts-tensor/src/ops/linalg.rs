@@ -62,9 +62,39 @@ fn batched(a: &Tensor, b: &Tensor, batch: usize, m: usize, k: usize, n: usize) -
     let shape = [batch as i64, m as i64, n as i64];
     let kd = kernel_dtype(dt);
     let out = match kd {
-        DType::Float32 => Tensor::from_vec(gemm(&a.contiguous_vec::<f32>()?, &b.contiguous_vec::<f32>()?, batch, m, k, n), &shape)?,
-        DType::Float64 => Tensor::from_vec(gemm(&a.contiguous_vec::<f64>()?, &b.contiguous_vec::<f64>()?, batch, m, k, n), &shape)?,
-        _ => Tensor::from_vec(wrapping_gemm(&a.contiguous_vec::<i64>()?, &b.contiguous_vec::<i64>()?, batch, m, k, n), &shape)?,
+        DType::Float32 => Tensor::from_vec(
+            gemm(
+                &a.contiguous_vec::<f32>()?,
+                &b.contiguous_vec::<f32>()?,
+                batch,
+                m,
+                k,
+                n,
+            ),
+            &shape,
+        )?,
+        DType::Float64 => Tensor::from_vec(
+            gemm(
+                &a.contiguous_vec::<f64>()?,
+                &b.contiguous_vec::<f64>()?,
+                batch,
+                m,
+                k,
+                n,
+            ),
+            &shape,
+        )?,
+        _ => Tensor::from_vec(
+            wrapping_gemm(
+                &a.contiguous_vec::<i64>()?,
+                &b.contiguous_vec::<i64>()?,
+                batch,
+                m,
+                k,
+                n,
+            ),
+            &shape,
+        )?,
     };
     out.to_dtype(dt, false)
 }
@@ -84,10 +114,16 @@ impl Tensor {
     /// `mm(mat2)`: matrix product of two 2-d tensors of the same dtype.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
         if self.dim() != 2 {
-            return Err(Error::runtime(format!("mm: self must be a matrix, got {}-D tensor", self.dim())));
+            return Err(Error::runtime(format!(
+                "mm: self must be a matrix, got {}-D tensor",
+                self.dim()
+            )));
         }
         if mat2.dim() != 2 {
-            return Err(Error::runtime(format!("mm: mat2 must be a matrix, got {}-D tensor", mat2.dim())));
+            return Err(Error::runtime(format!(
+                "mm: mat2 must be a matrix, got {}-D tensor",
+                mat2.dim()
+            )));
         }
         let (a, b) = (self.sizes(), mat2.sizes());
         if a[1] != b[0] {
@@ -116,7 +152,14 @@ impl Tensor {
             )));
         }
         same_dtype(self, mat2)?;
-        batched(self, mat2, a[0] as usize, a[1] as usize, a[2] as usize, b[2] as usize)
+        batched(
+            self,
+            mat2,
+            a[0] as usize,
+            a[1] as usize,
+            a[2] as usize,
+            b[2] as usize,
+        )
     }
 
     /// `mv(vec)`: matrix-vector product.
@@ -200,8 +243,16 @@ impl Tensor {
                 }
             }
             _ => {
-                let a = if d1 == 1 { self.unsqueeze(0)? } else { self.clone() };
-                let b = if d2 == 1 { other.unsqueeze(1)? } else { other.clone() };
+                let a = if d1 == 1 {
+                    self.unsqueeze(0)?
+                } else {
+                    self.clone()
+                };
+                let b = if d2 == 1 {
+                    other.unsqueeze(1)?
+                } else {
+                    other.clone()
+                };
                 let (sa, sb) = (a.sizes(), b.sizes());
                 let (n, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
                 let (k2, p) = (sb[sb.len() - 2], sb[sb.len() - 1]);
@@ -227,14 +278,28 @@ impl Tensor {
     }
 
     /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @ mat2)`.
-    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
         let prod = mat1.mm(mat2)?;
-        let scaled = if alpha == Scalar::Int(1) { prod } else { prod.mul_scalar(alpha)? };
+        let scaled = if alpha == Scalar::Int(1) {
+            prod
+        } else {
+            prod.mul_scalar(alpha)?
+        };
         if beta.to_f64() == 0.0 {
             let shape = crate::shape::broadcast_shapes(&self.sizes(), &scaled.sizes())?;
             return scaled.expand(&shape, false)?.contiguous();
         }
-        let base = if beta == Scalar::Int(1) { self.clone() } else { self.mul_scalar(beta)? };
+        let base = if beta == Scalar::Int(1) {
+            self.clone()
+        } else {
+            self.mul_scalar(beta)?
+        };
         base.add(&scaled, Scalar::Int(1))
     }
 
@@ -243,7 +308,10 @@ impl Tensor {
         if self.dim() != 1 || vec2.dim() != 1 {
             return Err(Error::new(
                 ErrorKind::RuntimeError,
-                format!("outer: Expected 1-D argument self, but got {}-D", self.dim()),
+                format!(
+                    "outer: Expected 1-D argument self, but got {}-D",
+                    self.dim()
+                ),
             ));
         }
         self.unsqueeze(1)?.mul(&vec2.unsqueeze(0)?)
@@ -264,13 +332,18 @@ mod tests {
         let b = ar(6, &[3, 2]);
         assert_eq!(a.mm(&b).unwrap().to_vec::<f32>(), vec![10., 13., 28., 40.]);
         // Transposed operands use logical layout.
-        assert_eq!(a.mm(&a.t().unwrap()).unwrap().to_vec::<f32>(), vec![5., 14., 14., 50.]);
+        assert_eq!(
+            a.mm(&a.t().unwrap()).unwrap().to_vec::<f32>(),
+            vec![5., 14., 14., 50.]
+        );
         assert_eq!(
             a.mm(&ar(20, &[4, 5])).unwrap_err().message,
             "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
         );
         assert_eq!(
-            a.mm(&Tensor::zeros(&[3, 2], DType::Float64).unwrap()).unwrap_err().message,
+            a.mm(&Tensor::zeros(&[3, 2], DType::Float64).unwrap())
+                .unwrap_err()
+                .message,
             "expected m1 and m2 to have the same dtype, but got: float != double"
         );
         let v = ar(3, &[3]);
@@ -293,13 +366,27 @@ mod tests {
         assert_eq!(s(&[3], &[5, 3, 4]), vec![5, 4]);
         assert_eq!(s(&[6, 2, 3], &[3]), vec![6, 2]);
         assert_eq!(s(&[3], &[3]), Vec::<i64>::new());
-        let e = Tensor::zeros(&[6, 2, 3], DType::Float32).unwrap().matmul(&Tensor::zeros(&[6, 4, 5], DType::Float32).unwrap()).unwrap_err();
+        let e = Tensor::zeros(&[6, 2, 3], DType::Float32)
+            .unwrap()
+            .matmul(&Tensor::zeros(&[6, 4, 5], DType::Float32).unwrap())
+            .unwrap_err();
         assert_eq!(e.message, "Expected size for first two dimensions of batch2 tensor to be: [6, 3] but got: [6, 4].");
         let b = ar(24, &[2, 3, 4]);
         let c = ar(8, &[2, 4, 1]);
         // [[0*0+1*1+2*2+3*3], ...] per batch
-        assert_eq!(b.bmm(&c).unwrap().to_vec::<f32>(), vec![14., 38., 62., 302., 390., 478.]);
-        let r = Tensor::from_vec(vec![1f32; 3], &[3]).unwrap().addmm(&ar(8, &[2, 4]), &ar(12, &[4, 3]), Scalar::Float(0.5), Scalar::Int(2)).unwrap();
+        assert_eq!(
+            b.bmm(&c).unwrap().to_vec::<f32>(),
+            vec![14., 38., 62., 302., 390., 478.]
+        );
+        let r = Tensor::from_vec(vec![1f32; 3], &[3])
+            .unwrap()
+            .addmm(
+                &ar(8, &[2, 4]),
+                &ar(12, &[4, 3]),
+                Scalar::Float(0.5),
+                Scalar::Int(2),
+            )
+            .unwrap();
         assert_eq!(r.to_vec::<f32>()[0], 0.5 + 2.0 * 42.0);
     }
 }

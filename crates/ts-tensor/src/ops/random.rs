@@ -56,7 +56,10 @@ impl Tensor {
     pub fn uniform_(&self, from: f64, to: f64, generator: Option<&Generator>) -> Result<()> {
         let dt = self.dtype();
         if !dt.is_floating_point() {
-            return Err(crate::cpu::dispatch::not_implemented("check_uniform_bounds", dt));
+            return Err(crate::cpu::dispatch::not_implemented(
+                "check_uniform_bounds",
+                dt,
+            ));
         }
         if from > to {
             return Err(Error::runtime(format!(
@@ -76,10 +79,15 @@ impl Tensor {
     pub fn normal_(&self, mean: f64, std: f64, generator: Option<&Generator>) -> Result<()> {
         let dt = self.dtype();
         if !dt.is_floating_point() {
-            return Err(crate::cpu::dispatch::not_implemented("normal_kernel_cpu", dt));
+            return Err(crate::cpu::dispatch::not_implemented(
+                "normal_kernel_cpu",
+                dt,
+            ));
         }
         if std < 0.0 {
-            return Err(Error::runtime(format!("normal expects std >= 0.0, but found std {std}")));
+            return Err(Error::runtime(format!(
+                "normal expects std >= 0.0, but found std {std}"
+            )));
         }
         let g = gen_or_default(generator);
         let n = self.numel();
@@ -125,12 +133,23 @@ impl Tensor {
     pub fn bernoulli(&self, generator: Option<&Generator>) -> Result<Tensor> {
         let probs = self.contiguous_vec::<f64>()?;
         if probs.iter().any(|p| !(0.0..=1.0).contains(p)) {
-            return Err(Error::runtime("Expected p_in >= 0 && p_in <= 1 to be true, but got false."));
+            return Err(Error::runtime(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+            ));
         }
         let g = gen_or_default(generator);
-        let vals: Vec<f64> = g.with(|st| probs.iter().map(|&p| if st.uniform_f64() < p { 1.0 } else { 0.0 }).collect());
+        let vals: Vec<f64> = g.with(|st| {
+            probs
+                .iter()
+                .map(|&p| if st.uniform_f64() < p { 1.0 } else { 0.0 })
+                .collect()
+        });
         let r = Tensor::from_vec(vals, &self.sizes())?;
-        let dt = if self.dtype().is_floating_point() { self.dtype() } else { crate::default_dtype() };
+        let dt = if self.dtype().is_floating_point() {
+            self.dtype()
+        } else {
+            crate::default_dtype()
+        };
         r.to_dtype(dt, false)
     }
 }
@@ -139,7 +158,13 @@ impl Tensor {
 /// (values `j` and `j + 8` of a block form a pair); a ragged tail redraws the last 16.
 fn normal_fill(st: &mut Mt19937, n: usize, mean: f64, std: f64, double: bool) -> Vec<f64> {
     let mut data: Vec<f64> = (0..n)
-        .map(|_| if double { st.uniform_f64() } else { st.uniform_f32() as f64 })
+        .map(|_| {
+            if double {
+                st.uniform_f64()
+            } else {
+                st.uniform_f32() as f64
+            }
+        })
         .collect();
     let fill16 = |d: &mut [f64]| {
         if double {
@@ -168,10 +193,14 @@ fn normal_fill(st: &mut Mt19937, n: usize, mean: f64, std: f64, double: bool) ->
         fill16(&mut data[i..i + 16]);
         i += 16;
     }
-    if n % 16 != 0 {
+    if !n.is_multiple_of(16) {
         let tail = &mut data[n - 16..];
         for v in tail.iter_mut() {
-            *v = if double { st.uniform_f64() } else { st.uniform_f32() as f64 };
+            *v = if double {
+                st.uniform_f64()
+            } else {
+                st.uniform_f32() as f64
+            };
         }
         fill16(tail);
     }
@@ -193,21 +222,35 @@ pub fn randn(sizes: &[i64], dtype: Option<DType>, generator: Option<&Generator>)
 }
 
 /// `torch.randint(low, high, sizes, dtype)`: integers in `[low, high)`, int64 by default.
-pub fn randint(low: i64, high: i64, sizes: &[i64], dtype: Option<DType>, generator: Option<&Generator>) -> Result<Tensor> {
+pub fn randint(
+    low: i64,
+    high: i64,
+    sizes: &[i64],
+    dtype: Option<DType>,
+    generator: Option<&Generator>,
+) -> Result<Tensor> {
     let t = factory::empty(sizes, Some(dtype.unwrap_or(DType::Int64)))?;
     t.random_(low, high, generator)?;
     Ok(t)
 }
 
 /// `torch.rand_like(t)`.
-pub fn rand_like(t: &Tensor, dtype: Option<DType>, generator: Option<&Generator>) -> Result<Tensor> {
+pub fn rand_like(
+    t: &Tensor,
+    dtype: Option<DType>,
+    generator: Option<&Generator>,
+) -> Result<Tensor> {
     let r = factory::empty_like(t, dtype)?;
     r.uniform_(0.0, 1.0, generator)?;
     Ok(r)
 }
 
 /// `torch.randn_like(t)`.
-pub fn randn_like(t: &Tensor, dtype: Option<DType>, generator: Option<&Generator>) -> Result<Tensor> {
+pub fn randn_like(
+    t: &Tensor,
+    dtype: Option<DType>,
+    generator: Option<&Generator>,
+) -> Result<Tensor> {
     let r = factory::empty_like(t, dtype)?;
     r.normal_(0.0, 1.0, generator)?;
     Ok(r)
@@ -227,27 +270,90 @@ mod tests {
     fn streams_match_torch() {
         // Each expected list is `torch.manual_seed(0); <call>.tolist()` from torch 2.15.
         let g = Generator::new(0);
-        close(&rand(&[5], None, Some(&g)).unwrap().to_vec::<f32>(), &[0.49625658988952637, 0.7682217955589294, 0.08847743272781372, 0.13203048706054688, 0.30742281675338745], 0.0);
+        close(
+            &rand(&[5], None, Some(&g)).unwrap().to_vec::<f32>(),
+            &[
+                0.49625658988952637,
+                0.7682217955589294,
+                0.08847743272781372,
+                0.13203048706054688,
+                0.30742281675338745,
+            ],
+            0.0,
+        );
         g.manual_seed(0);
-        close(&randn(&[5], None, Some(&g)).unwrap().to_vec::<f32>(), &[1.5409960746765137, -0.293428897857666, -2.1787893772125244, 0.5684312582015991, -1.0845223665237427], 1e-6);
+        close(
+            &randn(&[5], None, Some(&g)).unwrap().to_vec::<f32>(),
+            &[
+                1.5409960746765137,
+                -0.293428897857666,
+                -2.1787893772125244,
+                0.5684312582015991,
+                -1.0845223665237427,
+            ],
+            1e-6,
+        );
         g.manual_seed(0);
         close(
             &randn(&[20], None, Some(&g)).unwrap().to_vec::<f32>(),
-            &[-1.1258398294448853, -1.152360200881958, -0.2505785822868347, -0.4338788092136383, 0.5988394618034363, -1.5550950765609741, -0.3413603901863098, 1.85300612449646, 0.46809640526771545, -0.1577124446630478, 1.4436601400375366, 0.26604941487312317, 1.3893661499023438, 1.586334228515625, 0.946298360824585, -0.843676745891571, 0.9318265914916992, 1.2590092420578003, 2.0049805641174316, 0.05373690277338028],
+            &[
+                -1.1258398294448853,
+                -1.152360200881958,
+                -0.2505785822868347,
+                -0.4338788092136383,
+                0.5988394618034363,
+                -1.5550950765609741,
+                -0.3413603901863098,
+                1.85300612449646,
+                0.46809640526771545,
+                -0.1577124446630478,
+                1.4436601400375366,
+                0.26604941487312317,
+                1.3893661499023438,
+                1.586334228515625,
+                0.946298360824585,
+                -0.843676745891571,
+                0.9318265914916992,
+                1.2590092420578003,
+                2.0049805641174316,
+                0.05373690277338028,
+            ],
             1e-5,
         );
         g.manual_seed(0);
-        assert_eq!(randint(0, 10, &[8], None, Some(&g)).unwrap().to_vec::<i64>(), vec![4, 9, 3, 0, 3, 9, 7, 3]);
+        assert_eq!(
+            randint(0, 10, &[8], None, Some(&g))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![4, 9, 3, 0, 3, 9, 7, 3]
+        );
         g.manual_seed(0);
-        assert_eq!(randint(0, 1 << 40, &[3], None, Some(&g)).unwrap().to_vec::<i64>(), vec![741280623151, 506137267392, 291447657211]);
+        assert_eq!(
+            randint(0, 1 << 40, &[3], None, Some(&g))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![741280623151, 506137267392, 291447657211]
+        );
         g.manual_seed(0);
         let t = factory::empty(&[3], None).unwrap();
         t.normal_(2.0, 3.0, Some(&g)).unwrap();
-        close(&t.to_vec::<f32>(), &[6.622988224029541, 1.119713306427002, -4.536368370056152], 1e-5);
+        close(
+            &t.to_vec::<f32>(),
+            &[6.622988224029541, 1.119713306427002, -4.536368370056152],
+            1e-5,
+        );
         g.manual_seed(0);
         let u = factory::empty(&[3], None).unwrap();
         u.uniform_(-1.0, 1.0, Some(&g)).unwrap();
-        close(&u.to_vec::<f32>(), &[-0.007486820220947266, 0.5364435911178589, -0.8230451345443726], 1e-7);
+        close(
+            &u.to_vec::<f32>(),
+            &[
+                -0.007486820220947266,
+                0.5364435911178589,
+                -0.8230451345443726,
+            ],
+            1e-7,
+        );
     }
 
     #[test]

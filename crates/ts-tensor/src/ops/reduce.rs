@@ -6,7 +6,6 @@
 //! the result dtype. Dimension lists follow ATen: `None` or an empty list reduces everything.
 
 use crate::config::default_dtype;
-use crate::cpu::dispatch::not_implemented;
 use crate::cpu::iter::kernel_dtype;
 use crate::cpu::num::{Elem, OpNum};
 use crate::cpu::reduce::{reduce, OutPtr, ReduceShape};
@@ -48,10 +47,17 @@ fn float_fold<T: Elem>(
 ) -> Result<Tensor> {
     let out = alloc_out(rs, DType::Float64)?;
     let op = OutPtr(out.meta().data_ptr() as *mut f64);
-    reduce::<T, f64, _, _, _>(m, rs, init, |a, x, _| step(a, x.to_f64()), combine, |k, a| {
-        // SAFETY: `k` indexes the contiguous keepdim output, written once per position.
-        unsafe { op.write(k, finish(a)) }
-    });
+    reduce::<T, f64, _, _, _>(
+        m,
+        rs,
+        init,
+        |a, x, _| step(a, x.to_f64()),
+        combine,
+        |k, a| {
+            // SAFETY: `k` indexes the contiguous keepdim output, written once per position.
+            unsafe { op.write(k, finish(a)) }
+        },
+    );
     Ok(out)
 }
 
@@ -63,10 +69,17 @@ fn int_fold<T: Elem>(
 ) -> Result<Tensor> {
     let out = alloc_out(rs, DType::Int64)?;
     let op = OutPtr(out.meta().data_ptr() as *mut i64);
-    reduce::<T, i64, _, _, _>(m, rs, init, |a, x, _| step(a, x.to_i64()), &step, |k, a| {
-        // SAFETY: `k` indexes the contiguous keepdim output, written once per position.
-        unsafe { op.write(k, a) }
-    });
+    reduce::<T, i64, _, _, _>(
+        m,
+        rs,
+        init,
+        |a, x, _| step(a, x.to_i64()),
+        &step,
+        |k, a| {
+            // SAFETY: `k` indexes the contiguous keepdim output, written once per position.
+            unsafe { op.write(k, a) }
+        },
+    );
     Ok(out)
 }
 
@@ -108,7 +121,12 @@ impl Tensor {
     }
 
     /// `mean(dim, keepdim, dtype)`: floating inputs (or an explicit floating `dtype`) only.
-    pub fn mean(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn mean(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let result = match dtype {
             Some(d) => d,
             None => {
@@ -168,7 +186,13 @@ impl Tensor {
         finish_out(out, &rs, result)
     }
 
-    fn check_nonempty(&self, name: &str, rs: &ReduceShape, m: &TensorMeta, dims: Option<&[i64]>) -> Result<()> {
+    fn check_nonempty(
+        &self,
+        name: &str,
+        rs: &ReduceShape,
+        m: &TensorMeta,
+        dims: Option<&[i64]>,
+    ) -> Result<()> {
         if m.numel() != 0 {
             return Ok(());
         }
@@ -179,7 +203,11 @@ impl Tensor {
             } else {
                 " Specify the reduction dim with the 'dim' argument."
             };
-            let kind = if tail.is_empty() { ErrorKind::IndexError } else { ErrorKind::RuntimeError };
+            let kind = if tail.is_empty() {
+                ErrorKind::IndexError
+            } else {
+                ErrorKind::RuntimeError
+            };
             return Err(Error::new(
                 kind,
                 format!("{name}(): Expected reduction dim to be specified for input.numel() == 0.{tail}"),
@@ -196,7 +224,13 @@ impl Tensor {
         Ok(())
     }
 
-    fn extreme_values(&self, name: &str, dims: Option<&[i64]>, keepdim: bool, which: Extreme) -> Result<Tensor> {
+    fn extreme_values(
+        &self,
+        name: &str,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        which: Extreme,
+    ) -> Result<Tensor> {
         let result = self.dtype();
         let x = self.cast_if_needed(kernel_dtype(result))?;
         let (m, rs) = x.prepare(dims, keepdim)?;
@@ -240,7 +274,13 @@ impl Tensor {
         self.extreme_values("min", None, false, Extreme::Min)
     }
 
-    fn extreme_with_index(&self, name: &str, dim: Option<i64>, keepdim: bool, which: Extreme) -> Result<(Tensor, Tensor)> {
+    fn extreme_with_index(
+        &self,
+        name: &str,
+        dim: Option<i64>,
+        keepdim: bool,
+        which: Extreme,
+    ) -> Result<(Tensor, Tensor)> {
         let result = self.dtype();
         let x = self.cast_if_needed(kernel_dtype(result))?;
         let dims_buf;
@@ -274,7 +314,10 @@ impl Tensor {
                 },
             )
         });
-        Ok((finish_out(vals, &rs, result)?, finish_out(idxs, &rs, DType::Int64)?))
+        Ok((
+            finish_out(vals, &rs, result)?,
+            finish_out(idxs, &rs, DType::Int64)?,
+        ))
     }
 
     /// `max(dim, keepdim)`: values and the index of the first maximum (a NaN counts as the
@@ -299,7 +342,13 @@ impl Tensor {
         self.arg_extreme("argmin", dim, keepdim, Extreme::Min)
     }
 
-    fn arg_extreme(&self, name: &str, dim: Option<i64>, keepdim: bool, which: Extreme) -> Result<Tensor> {
+    fn arg_extreme(
+        &self,
+        name: &str,
+        dim: Option<i64>,
+        keepdim: bool,
+        which: Extreme,
+    ) -> Result<Tensor> {
         match dim {
             Some(_) => Ok(self.extreme_with_index(name, dim, keepdim, which)?.1),
             None => {
@@ -315,21 +364,39 @@ impl Tensor {
     }
 
     fn bool_reduce(&self, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
-        let result = if self.dtype() == DType::UInt8 { DType::UInt8 } else { DType::Bool };
+        let result = if self.dtype() == DType::UInt8 {
+            DType::UInt8
+        } else {
+            DType::Bool
+        };
         let x = self.cast_if_needed(DType::Bool)?;
         let (m, rs) = x.prepare(dims, keepdim)?;
         let out = alloc_out(&rs, DType::Bool)?;
         let op = OutPtr(out.meta().data_ptr() as *mut bool);
         if all {
-            reduce::<bool, bool, _, _, _>(&m, &rs, true, |a, x, _| a && x, |a, b| a && b, |k, a| {
-                // SAFETY: `k` indexes the contiguous keepdim output.
-                unsafe { op.write(k, a) }
-            });
+            reduce::<bool, bool, _, _, _>(
+                &m,
+                &rs,
+                true,
+                |a, x, _| a && x,
+                |a, b| a && b,
+                |k, a| {
+                    // SAFETY: `k` indexes the contiguous keepdim output.
+                    unsafe { op.write(k, a) }
+                },
+            );
         } else {
-            reduce::<bool, bool, _, _, _>(&m, &rs, false, |a, x, _| a || x, |a, b| a || b, |k, a| {
-                // SAFETY: `k` indexes the contiguous keepdim output.
-                unsafe { op.write(k, a) }
-            });
+            reduce::<bool, bool, _, _, _>(
+                &m,
+                &rs,
+                false,
+                |a, x, _| a || x,
+                |a, b| a || b,
+                |k, a| {
+                    // SAFETY: `k` indexes the contiguous keepdim output.
+                    unsafe { op.write(k, a) }
+                },
+            );
         }
         finish_out(out, &rs, result)
     }
@@ -352,7 +419,13 @@ impl Tensor {
         finish_out(out, &rs, DType::Int64)
     }
 
-    fn var_impl(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool, sqrt: bool) -> Result<Tensor> {
+    fn var_impl(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+        sqrt: bool,
+    ) -> Result<Tensor> {
         let dt = self.dtype();
         if !dt.is_floating_point() {
             return Err(Error::new(
@@ -399,28 +472,60 @@ impl Tensor {
     }
 
     /// `var(dim, correction, keepdim)`: variance with `correction` (default 1, Bessel's).
-    pub fn var(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<Tensor> {
+    pub fn var(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
         self.var_impl(dims, correction, keepdim, false)
     }
 
     /// `std(dim, correction, keepdim)`.
-    pub fn std(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<Tensor> {
+    pub fn std(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
         self.var_impl(dims, correction, keepdim, true)
     }
 
     /// `var_mean(dim, correction, keepdim)`: `(var, mean)`.
-    pub fn var_mean(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        Ok((self.var(dims, correction, keepdim)?, self.mean(dims, keepdim, None)?))
+    pub fn var_mean(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        Ok((
+            self.var(dims, correction, keepdim)?,
+            self.mean(dims, keepdim, None)?,
+        ))
     }
 
     /// `std_mean(dim, correction, keepdim)`: `(std, mean)`.
-    pub fn std_mean(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        Ok((self.std(dims, correction, keepdim)?, self.mean(dims, keepdim, None)?))
+    pub fn std_mean(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        Ok((
+            self.std(dims, correction, keepdim)?,
+            self.mean(dims, keepdim, None)?,
+        ))
     }
 
     /// `linalg.vector_norm(ord, dim, keepdim, dtype)` (and `norm(p, dim, keepdim)`): `p` of 2
     /// (default), 1, ±inf, 0 (count of nonzeros) or any other power.
-    pub fn norm(&self, p: Option<Scalar>, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn norm(
+        &self,
+        p: Option<Scalar>,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let dt = self.dtype();
         if !dt.is_floating_point() {
             return Err(Error::new(
@@ -475,7 +580,11 @@ impl Tensor {
             crate::promote::Operand::Tensor(&maxes),
             crate::promote::Operand::Tensor(&zeros.nan_to_num(Some(0.0), None, None)?),
         )?;
-        let s = x.sub(&safe, Scalar::Int(1))?.exp()?.sum(Some(dims), true, None)?.log()?;
+        let s = x
+            .sub(&safe, Scalar::Int(1))?
+            .exp()?
+            .sum(Some(dims), true, None)?
+            .log()?;
         let r = s.add(&safe, Scalar::Int(1))?;
         if keepdim {
             Ok(r)
@@ -534,7 +643,11 @@ fn pick<T: Elem>(acc: (T, bool), x: T, which: Extreme) -> (T, bool) {
 }
 
 #[inline(always)]
-fn pick_index<T: Elem>(acc: (T, usize, bool), x: (T, usize, bool), which: Extreme) -> (T, usize, bool) {
+fn pick_index<T: Elem>(
+    acc: (T, usize, bool),
+    x: (T, usize, bool),
+    which: Extreme,
+) -> (T, usize, bool) {
     if !acc.2 || better(x.0, acc.0, which) {
         x
     } else {
@@ -557,27 +670,59 @@ mod tests {
     fn sums_and_means() {
         let x = f32s(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
         assert_eq!(x.sum(None, false, None).unwrap().to_vec::<f32>(), vec![21.]);
-        assert_eq!(x.sum(Some(&[0]), false, None).unwrap().to_vec::<f32>(), vec![5., 7., 9.]);
+        assert_eq!(
+            x.sum(Some(&[0]), false, None).unwrap().to_vec::<f32>(),
+            vec![5., 7., 9.]
+        );
         let k = x.sum(Some(&[1]), true, None).unwrap();
         assert_eq!(k.sizes().as_slice(), &[2, 1]);
         assert_eq!(k.to_vec::<f32>(), vec![6., 15.]);
-        assert_eq!(x.mean(Some(&[-1]), false, None).unwrap().to_vec::<f32>(), vec![2., 5.]);
+        assert_eq!(
+            x.mean(Some(&[-1]), false, None).unwrap().to_vec::<f32>(),
+            vec![2., 5.]
+        );
         // Transposed input: the reduction follows the logical layout.
-        assert_eq!(x.t().unwrap().sum(Some(&[1]), false, None).unwrap().to_vec::<f32>(), vec![5., 7., 9.]);
+        assert_eq!(
+            x.t()
+                .unwrap()
+                .sum(Some(&[1]), false, None)
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![5., 7., 9.]
+        );
         let i = i64s(&[1, 2, 3, 4], &[2, 2]);
         // torch: int sum -> int64; mean(int) -> NotImplementedError; sum(dtype=float32) -> 10.
         assert_eq!(i.sum(None, false, None).unwrap().dtype(), DType::Int64);
-        assert_eq!(i.mean(None, false, None).unwrap_err().kind, ErrorKind::NotImplementedError);
-        assert_eq!(i.sum(None, false, Some(DType::Float32)).unwrap().to_vec::<f32>(), vec![10.]);
-        assert_eq!(i.mean(None, false, Some(DType::Float64)).unwrap().to_vec::<f64>(), vec![2.5]);
+        assert_eq!(
+            i.mean(None, false, None).unwrap_err().kind,
+            ErrorKind::NotImplementedError
+        );
+        assert_eq!(
+            i.sum(None, false, Some(DType::Float32))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![10.]
+        );
+        assert_eq!(
+            i.mean(None, false, Some(DType::Float64))
+                .unwrap()
+                .to_vec::<f64>(),
+            vec![2.5]
+        );
         let b = Tensor::from_vec(vec![true, true], &[2]).unwrap();
         assert_eq!(b.sum(None, false, None).unwrap().to_vec::<i64>(), vec![2]);
         // torch: zeros(0,3).sum(0) -> zeros(3); prod -> 1.; mean -> nan
         let e = Tensor::zeros(&[0, 3], DType::Float32).unwrap();
-        assert_eq!(e.sum(Some(&[0]), false, None).unwrap().to_vec::<f32>(), vec![0.; 3]);
+        assert_eq!(
+            e.sum(Some(&[0]), false, None).unwrap().to_vec::<f32>(),
+            vec![0.; 3]
+        );
         assert_eq!(e.prod(None, false, None).unwrap().to_vec::<f32>(), vec![1.]);
         assert!(e.mean(None, false, None).unwrap().to_vec::<f32>()[0].is_nan());
-        assert_eq!(i.prod(Some(1), false, None).unwrap().to_vec::<i64>(), vec![2, 12]);
+        assert_eq!(
+            i.prod(Some(1), false, None).unwrap().to_vec::<i64>(),
+            vec![2, 12]
+        );
         let z = Tensor::scalar_tensor(Scalar::Float(3.0), DType::Float32).unwrap();
         assert_eq!(z.sum(Some(&[0]), false, None).unwrap().dim(), 0);
         assert!(x.sum(Some(&[2]), false, None).is_err());
@@ -588,9 +733,15 @@ mod tests {
     fn large_reduction_is_parallel_and_exact() {
         let n = 300_000usize;
         let x = Tensor::from_vec(vec![1.0f32; n], &[n as i64]).unwrap();
-        assert_eq!(x.sum(None, false, None).unwrap().to_vec::<f32>(), vec![n as f32]);
+        assert_eq!(
+            x.sum(None, false, None).unwrap().to_vec::<f32>(),
+            vec![n as f32]
+        );
         let y = x.reshape(&[3, 100_000]).unwrap();
-        assert_eq!(y.sum(Some(&[1]), false, None).unwrap().to_vec::<f32>(), vec![100_000.0; 3]);
+        assert_eq!(
+            y.sum(Some(&[1]), false, None).unwrap().to_vec::<f32>(),
+            vec![100_000.0; 3]
+        );
     }
 
     #[test]
@@ -602,9 +753,18 @@ mod tests {
         let t = i64s(&[3, 1, 3], &[1, 3]);
         let (v, i) = t.max_dim(1, false).unwrap();
         assert_eq!((v.to_vec::<i64>(), i.to_vec::<i64>()), (vec![3], vec![0]));
-        assert_eq!(i64s(&[1, 1, 3], &[3]).argmin(None, false).unwrap().to_vec::<i64>(), vec![0]);
+        assert_eq!(
+            i64s(&[1, 1, 3], &[3])
+                .argmin(None, false)
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![0]
+        );
         let m = f32s(&[1., 5., 2., 4., 0., 9.], &[2, 3]);
-        assert_eq!(m.amax(&[0], false).unwrap().to_vec::<f32>(), vec![4., 5., 9.]);
+        assert_eq!(
+            m.amax(&[0], false).unwrap().to_vec::<f32>(),
+            vec![4., 5., 9.]
+        );
         assert_eq!(m.amin(&[1], true).unwrap().sizes().as_slice(), &[2, 1]);
         let (v, i) = m.min_dim(0, true).unwrap();
         assert_eq!(v.to_vec::<f32>(), vec![1., 0., 2.]);
@@ -615,9 +775,15 @@ mod tests {
             e.max().unwrap_err().message,
             "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
         );
-        assert_eq!(e.max_dim(0, false).unwrap_err().message, "max(): Expected reduction dim 0 to have non-zero size.");
+        assert_eq!(
+            e.max_dim(0, false).unwrap_err().message,
+            "max(): Expected reduction dim 0 to have non-zero size."
+        );
         assert_eq!(e.amax(&[1], false).unwrap().sizes().as_slice(), &[0]);
-        assert_eq!(e.argmax(None, false).unwrap_err().kind, ErrorKind::IndexError);
+        assert_eq!(
+            e.argmax(None, false).unwrap_err().kind,
+            ErrorKind::IndexError
+        );
     }
 
     #[test]
@@ -627,23 +793,70 @@ mod tests {
         assert_eq!(x.any(None, false).unwrap().to_vec::<bool>(), vec![true]);
         let u = Tensor::from_vec(vec![1u8, 2], &[2]).unwrap();
         assert_eq!(u.all(None, false).unwrap().dtype(), DType::UInt8);
-        assert_eq!(Tensor::zeros(&[0], DType::Float32).unwrap().all(None, false).unwrap().to_vec::<bool>(), vec![true]);
+        assert_eq!(
+            Tensor::zeros(&[0], DType::Float32)
+                .unwrap()
+                .all(None, false)
+                .unwrap()
+                .to_vec::<bool>(),
+            vec![true]
+        );
         // torch: var([1,2,4], correction=2) -> 4.6667; std_mean -> (1.5275, 2.3333)
         let v = f32s(&[1., 2., 4.], &[3]);
-        assert!((v.var(None, Some(2.0), false).unwrap().to_vec::<f32>()[0] - 4.666_667).abs() < 1e-5);
+        assert!(
+            (v.var(None, Some(2.0), false).unwrap().to_vec::<f32>()[0] - 4.666_667).abs() < 1e-5
+        );
         let (s, m) = v.std_mean(None, None, false).unwrap();
         assert!((s.to_vec::<f32>()[0] - 1.527_525).abs() < 1e-5);
         assert!((m.to_vec::<f32>()[0] - 2.333_333).abs() < 1e-5);
-        assert!(f32s(&[1.], &[1]).var(None, None, false).unwrap().to_vec::<f32>()[0].is_nan());
+        assert!(f32s(&[1.], &[1])
+            .var(None, None, false)
+            .unwrap()
+            .to_vec::<f32>()[0]
+            .is_nan());
         assert!(i64s(&[1], &[1]).var(None, None, false).is_err());
         // torch: norm([1,0,-2], p) for 0, inf, 3 -> 2, 2, 2.0801; p=-1 on [1,.5,-2] -> 0.2857
         let n = f32s(&[1., 0., -2.], &[3]);
-        assert_eq!(n.norm(Some(Scalar::Int(0)), None, false, None).unwrap().to_vec::<f32>(), vec![2.]);
-        assert_eq!(n.norm(Some(Scalar::Float(f64::INFINITY)), None, false, None).unwrap().to_vec::<f32>(), vec![2.]);
-        assert!((n.norm(Some(Scalar::Int(3)), None, false, None).unwrap().to_vec::<f32>()[0] - 2.080_084).abs() < 1e-5);
-        assert!((f32s(&[1., 0.5, -2.], &[3]).norm(Some(Scalar::Int(-1)), None, false, None).unwrap().to_vec::<f32>()[0] - 0.285_714).abs() < 1e-5);
-        assert!((n.norm(None, None, false, None).unwrap().to_vec::<f32>()[0] - 5f32.sqrt()).abs() < 1e-6);
-        assert_eq!(i64s(&[0, 1, 2, 3], &[2, 2]).count_nonzero(Some(&[0])).unwrap().to_vec::<i64>(), vec![1, 2]);
+        assert_eq!(
+            n.norm(Some(Scalar::Int(0)), None, false, None)
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![2.]
+        );
+        assert_eq!(
+            n.norm(Some(Scalar::Float(f64::INFINITY)), None, false, None)
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![2.]
+        );
+        assert!(
+            (n.norm(Some(Scalar::Int(3)), None, false, None)
+                .unwrap()
+                .to_vec::<f32>()[0]
+                - 2.080_084)
+                .abs()
+                < 1e-5
+        );
+        assert!(
+            (f32s(&[1., 0.5, -2.], &[3])
+                .norm(Some(Scalar::Int(-1)), None, false, None)
+                .unwrap()
+                .to_vec::<f32>()[0]
+                - 0.285_714)
+                .abs()
+                < 1e-5
+        );
+        assert!(
+            (n.norm(None, None, false, None).unwrap().to_vec::<f32>()[0] - 5f32.sqrt()).abs()
+                < 1e-6
+        );
+        assert_eq!(
+            i64s(&[0, 1, 2, 3], &[2, 2])
+                .count_nonzero(Some(&[0]))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![1, 2]
+        );
     }
 
     #[test]
@@ -652,9 +865,18 @@ mod tests {
         let i = i64s(&[1, 2, 3, 4], &[2, 2]);
         let r = i.logsumexp(&[1], false).unwrap().to_vec::<f32>();
         assert!((r[0] - 2.313_262).abs() < 1e-5 && (r[1] - 4.313_262).abs() < 1e-5);
-        assert_eq!(f32s(&[f32::INFINITY, 1.], &[2]).logsumexp(&[0], false).unwrap().to_vec::<f32>(), vec![f32::INFINITY]);
         assert_eq!(
-            f32s(&[f32::NEG_INFINITY, f32::NEG_INFINITY], &[2]).logsumexp(&[0], false).unwrap().to_vec::<f32>(),
+            f32s(&[f32::INFINITY, 1.], &[2])
+                .logsumexp(&[0], false)
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![f32::INFINITY]
+        );
+        assert_eq!(
+            f32s(&[f32::NEG_INFINITY, f32::NEG_INFINITY], &[2])
+                .logsumexp(&[0], false)
+                .unwrap()
+                .to_vec::<f32>(),
             vec![f32::NEG_INFINITY]
         );
     }

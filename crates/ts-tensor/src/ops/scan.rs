@@ -12,14 +12,22 @@ use crate::tensor::Tensor;
 
 /// Applies `f(input_row, output_row)` to every row along `dim` and returns the output (dtype
 /// `U::DTYPE`, contiguous, same shape as `x`).
-pub(crate) fn rowwise<T, U>(x: &Tensor, dim: i64, f: impl Fn(&[T], &mut [U]) + Sync) -> Result<Tensor>
+pub(crate) fn rowwise<T, U>(
+    x: &Tensor,
+    dim: i64,
+    f: impl Fn(&[T], &mut [U]) + Sync,
+) -> Result<Tensor>
 where
     T: Element + Send + Sync,
     U: Element + Send + Sync + Default,
 {
     let nd = x.dim();
     let d = wrap_dim(dim, nd)?;
-    let moved = if nd == 0 { x.reshape(&[1])? } else { x.movedim(d as i64, -1)? };
+    let moved = if nd == 0 {
+        x.reshape(&[1])?
+    } else {
+        x.movedim(d as i64, -1)?
+    };
     let msizes = moved.sizes();
     let row = *msizes.last().unwrap_or(&1) as usize;
     let data: Vec<T> = moved.contiguous_vec::<T>()?;
@@ -47,7 +55,11 @@ where
 {
     let nd = x.dim();
     let d = wrap_dim(dim, nd)?;
-    let moved = if nd == 0 { x.reshape(&[1])? } else { x.movedim(d as i64, -1)? };
+    let moved = if nd == 0 {
+        x.reshape(&[1])?
+    } else {
+        x.movedim(d as i64, -1)?
+    };
     let msizes = moved.sizes();
     let row = *msizes.last().unwrap_or(&1) as usize;
     let data: Vec<T> = moved.contiguous_vec::<T>()?;
@@ -65,7 +77,10 @@ where
         }
         t.movedim(-1, d as i64)?.contiguous()
     };
-    Ok((finish(Tensor::from_vec(vals, &msizes)?)?, finish(Tensor::from_vec(idx, &msizes)?)?))
+    Ok((
+        finish(Tensor::from_vec(vals, &msizes)?)?,
+        finish(Tensor::from_vec(idx, &msizes)?)?,
+    ))
 }
 
 impl Tensor {
@@ -139,7 +154,10 @@ impl Tensor {
         if !result.is_floating_point() {
             return Err(Error::new(
                 ErrorKind::NotImplementedError,
-                format!("\"{name}\" not implemented for '{}'", result.scalar_type_name()),
+                format!(
+                    "\"{name}\" not implemented for '{}'",
+                    result.scalar_type_name()
+                ),
             ));
         }
         Ok((self.to_dtype(result, false)?, result))
@@ -198,9 +216,18 @@ mod tests {
     #[test]
     fn cumulative() {
         let x = f32s(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
-        assert_eq!(x.cumsum(1, None).unwrap().to_vec::<f32>(), vec![1., 3., 6., 4., 9., 15.]);
-        assert_eq!(x.cumsum(0, None).unwrap().to_vec::<f32>(), vec![1., 2., 3., 5., 7., 9.]);
-        assert_eq!(x.cumprod(-1, None).unwrap().to_vec::<f32>(), vec![1., 2., 6., 4., 20., 120.]);
+        assert_eq!(
+            x.cumsum(1, None).unwrap().to_vec::<f32>(),
+            vec![1., 3., 6., 4., 9., 15.]
+        );
+        assert_eq!(
+            x.cumsum(0, None).unwrap().to_vec::<f32>(),
+            vec![1., 2., 3., 5., 7., 9.]
+        );
+        assert_eq!(
+            x.cumprod(-1, None).unwrap().to_vec::<f32>(),
+            vec![1., 2., 6., 4., 20., 120.]
+        );
         // torch: int32 cumsum -> int64; bool cumsum -> [1, 2]
         let i = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
         assert_eq!(i.cumsum(0, None).unwrap().dtype(), DType::Int64);
@@ -215,14 +242,26 @@ mod tests {
     fn softmaxes() {
         let x = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
         // torch: int softmax -> NotImplementedError; softmax(0, dtype=float64) -> [[.1192,.1192],[.8808,.8808]]
-        assert_eq!(x.softmax(0, None).unwrap_err().kind, ErrorKind::NotImplementedError);
+        assert_eq!(
+            x.softmax(0, None).unwrap_err().kind,
+            ErrorKind::NotImplementedError
+        );
         let s = x.softmax(0, Some(DType::Float64)).unwrap().to_vec::<f64>();
         assert!((s[0] - 0.119_202_922).abs() < 1e-8 && (s[3] - 0.880_797_078).abs() < 1e-8);
-        let l = f32s(&[f32::NEG_INFINITY, 0.], &[2]).log_softmax(0, None).unwrap().to_vec::<f32>();
+        let l = f32s(&[f32::NEG_INFINITY, 0.], &[2])
+            .log_softmax(0, None)
+            .unwrap()
+            .to_vec::<f32>();
         assert_eq!(l, vec![f32::NEG_INFINITY, 0.]);
-        let n = f32s(&[f32::NEG_INFINITY, f32::NEG_INFINITY], &[2]).softmax(0, None).unwrap().to_vec::<f32>();
+        let n = f32s(&[f32::NEG_INFINITY, f32::NEG_INFINITY], &[2])
+            .softmax(0, None)
+            .unwrap()
+            .to_vec::<f32>();
         assert!(n[0].is_nan());
-        let e = Tensor::zeros(&[0, 3], DType::Float32).unwrap().softmax(1, None).unwrap();
+        let e = Tensor::zeros(&[0, 3], DType::Float32)
+            .unwrap()
+            .softmax(1, None)
+            .unwrap();
         assert_eq!(e.sizes().as_slice(), &[0, 3]);
     }
 }

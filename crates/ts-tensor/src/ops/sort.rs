@@ -20,7 +20,13 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
     }
 }
 
-fn sort_row<T: Copy>(row: &[T], vals: &mut [T], idx: &mut [i64], descending: bool, cmp: impl Fn(T, T) -> Ordering) {
+fn sort_row<T: Copy>(
+    row: &[T],
+    vals: &mut [T],
+    idx: &mut [i64],
+    descending: bool,
+    cmp: impl Fn(T, T) -> Ordering,
+) {
     let mut order: Vec<usize> = (0..row.len()).collect();
     if descending {
         order.sort_by(|&a, &b| cmp(row[b], row[a]));
@@ -41,7 +47,9 @@ impl Tensor {
         let (v, i) = if dt.is_floating_point() {
             rowwise_indexed::<f64>(self, dim, |r, v, i| sort_row(r, v, i, descending, cmp_f64))?
         } else {
-            rowwise_indexed::<i64>(self, dim, |r, v, i| sort_row(r, v, i, descending, |a: i64, b: i64| a.cmp(&b)))?
+            rowwise_indexed::<i64>(self, dim, |r, v, i| {
+                sort_row(r, v, i, descending, |a: i64, b: i64| a.cmp(&b))
+            })?
         };
         Ok((v.to_dtype(dt, false)?, i))
     }
@@ -65,7 +73,10 @@ impl Tensor {
         if nd == 0 {
             return Ok((v, i));
         }
-        Ok((v.narrow(d as i64, 0, k)?.contiguous()?, i.narrow(d as i64, 0, k)?.contiguous()?))
+        Ok((
+            v.narrow(d as i64, 0, k)?.contiguous()?,
+            i.narrow(d as i64, 0, k)?.contiguous()?,
+        ))
     }
 
     /// `msort()`: sort along dimension 0.
@@ -77,9 +88,7 @@ impl Tensor {
     pub fn median(&self) -> Result<Tensor> {
         let n = self.numel();
         if n == 0 {
-            return Err(Error::runtime(
-                "median() input tensor cannot be empty",
-            ));
+            return Err(Error::runtime("median() input tensor cannot be empty"));
         }
         let flat = self.reshape(&[-1])?;
         let (v, _) = flat.sort(0, false)?;
@@ -103,14 +112,29 @@ mod tests {
         assert_eq!(i.to_vec::<i64>(), vec![1, 3, 5, 0, 4, 2]);
         assert!(v.to_vec::<f32>()[5].is_nan());
         // torch: descending -> indices [2,0,4,5,1,3]
-        assert_eq!(x.sort(0, true).unwrap().1.to_vec::<i64>(), vec![2, 0, 4, 5, 1, 3]);
+        assert_eq!(
+            x.sort(0, true).unwrap().1.to_vec::<i64>(),
+            vec![2, 0, 4, 5, 1, 3]
+        );
         // torch: argsort([2,1,2,1]) -> [1,3,0,2]; descending -> [0,2,1,3]
         let a = Tensor::from_vec(vec![2i64, 1, 2, 1], &[4]).unwrap();
-        assert_eq!(a.argsort(0, false).unwrap().to_vec::<i64>(), vec![1, 3, 0, 2]);
-        assert_eq!(a.argsort(0, true).unwrap().to_vec::<i64>(), vec![0, 2, 1, 3]);
+        assert_eq!(
+            a.argsort(0, false).unwrap().to_vec::<i64>(),
+            vec![1, 3, 0, 2]
+        );
+        assert_eq!(
+            a.argsort(0, true).unwrap().to_vec::<i64>(),
+            vec![0, 2, 1, 3]
+        );
         let m = Tensor::from_vec(vec![3i64, 1, 2, 9, 8, 7], &[2, 3]).unwrap();
-        assert_eq!(m.sort(1, false).unwrap().0.to_vec::<i64>(), vec![1, 2, 3, 7, 8, 9]);
-        assert_eq!(m.sort(0, true).unwrap().1.to_vec::<i64>(), vec![1, 1, 1, 0, 0, 0]);
+        assert_eq!(
+            m.sort(1, false).unwrap().0.to_vec::<i64>(),
+            vec![1, 2, 3, 7, 8, 9]
+        );
+        assert_eq!(
+            m.sort(0, true).unwrap().1.to_vec::<i64>(),
+            vec![1, 1, 1, 0, 0, 0]
+        );
     }
 
     #[test]
@@ -120,7 +144,10 @@ mod tests {
         let (v, i) = x.topk(3, 0, false, true).unwrap();
         assert_eq!(v.to_vec::<f32>(), vec![1., 1., 2.]);
         assert_eq!(i.to_vec::<i64>(), vec![1, 3, 5]);
-        assert_eq!(x.topk(7, 0, true, true).unwrap_err().message, "selected index k out of range");
+        assert_eq!(
+            x.topk(7, 0, true, true).unwrap_err().message,
+            "selected index k out of range"
+        );
         assert_eq!(x.topk(0, 0, true, true).unwrap().0.numel(), 0);
         // torch: median([1,5,2,4]) -> 2.
         let m = Tensor::from_vec(vec![1f32, 5., 2., 4.], &[4]).unwrap();

@@ -11,7 +11,10 @@ use crate::promote::{result_type, Operand};
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 
-fn map3<A: Elem, B: Elem, C: Elem, O: Elem>(it: &ElementwiseIter<4>, f: impl Fn(A, B, C) -> O + Sync) {
+fn map3<A: Elem, B: Elem, C: Elem, O: Elem>(
+    it: &ElementwiseIter<4>,
+    f: impl Fn(A, B, C) -> O + Sync,
+) {
     it.plan.run(|p, s, n| {
         // SAFETY: the iterator's operands hold O (output), A, B and C at the plan's strides.
         unsafe { kernels::ternary::<A, B, C, O>(p, s, n, &f) }
@@ -51,7 +54,12 @@ fn clamp_one<O: OpNum>(x: O, lo: Option<O>, hi: Option<O>) -> O {
     r
 }
 
-fn clamp_impl(x: &Tensor, min: Option<Operand<'_>>, max: Option<Operand<'_>>, dest: Dest<'_>) -> Result<Tensor> {
+fn clamp_impl(
+    x: &Tensor,
+    min: Option<Operand<'_>>,
+    max: Option<Operand<'_>>,
+    dest: Dest<'_>,
+) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
         return Err(Error::runtime(
             "torch.clamp: At least one of 'min' or 'max' must not be None",
@@ -94,27 +102,59 @@ impl Tensor {
     /// `clamp(min, max)` with Python-number bounds (either may be `None`, not both). The result
     /// dtype follows type promotion (`clamp(int_tensor, 0.5)` is float). NaN propagates.
     pub fn clamp(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-        clamp_impl(self, min.map(Operand::Scalar), max.map(Operand::Scalar), Dest::New)
+        clamp_impl(
+            self,
+            min.map(Operand::Scalar),
+            max.map(Operand::Scalar),
+            Dest::New,
+        )
     }
 
     /// In-place `clamp_`.
     pub fn clamp_(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
-        clamp_impl(self, min.map(Operand::Scalar), max.map(Operand::Scalar), Dest::InPlace(self)).map(|_| ())
+        clamp_impl(
+            self,
+            min.map(Operand::Scalar),
+            max.map(Operand::Scalar),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
 
     /// `clamp(min, max, out=out)`.
-    pub fn clamp_out(&self, min: Option<Scalar>, max: Option<Scalar>, out: &Tensor) -> Result<Tensor> {
-        clamp_impl(self, min.map(Operand::Scalar), max.map(Operand::Scalar), Dest::Into(out))
+    pub fn clamp_out(
+        &self,
+        min: Option<Scalar>,
+        max: Option<Scalar>,
+        out: &Tensor,
+    ) -> Result<Tensor> {
+        clamp_impl(
+            self,
+            min.map(Operand::Scalar),
+            max.map(Operand::Scalar),
+            Dest::Into(out),
+        )
     }
 
     /// `clamp(Tensor? min, Tensor? max)`: elementwise bounds, broadcast with `self`.
     pub fn clamp_tensor(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
-        clamp_impl(self, min.map(Operand::Tensor), max.map(Operand::Tensor), Dest::New)
+        clamp_impl(
+            self,
+            min.map(Operand::Tensor),
+            max.map(Operand::Tensor),
+            Dest::New,
+        )
     }
 
     /// In-place `clamp_` with tensor bounds.
     pub fn clamp_tensor_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
-        clamp_impl(self, min.map(Operand::Tensor), max.map(Operand::Tensor), Dest::InPlace(self)).map(|_| ())
+        clamp_impl(
+            self,
+            min.map(Operand::Tensor),
+            max.map(Operand::Tensor),
+            Dest::InPlace(self),
+        )
+        .map(|_| ())
     }
 
     /// `clamp_min(min)`.
@@ -138,8 +178,15 @@ impl Tensor {
         if weight.dtype() != self.dtype() {
             return Err(Error::runtime(format!(
                 "expected dtype {} for `weight` but got dtype {}",
-                self.dtype().name().replace("float32", "float").replace("float64", "double"),
-                weight.dtype().name().replace("float32", "float").replace("float64", "double")
+                self.dtype()
+                    .name()
+                    .replace("float32", "float")
+                    .replace("float64", "double"),
+                weight
+                    .dtype()
+                    .name()
+                    .replace("float32", "float")
+                    .replace("float64", "double")
             )));
         }
         self.lerp_impl(end, weight, "lerp_kernel_tensor", Dest::New)
@@ -148,13 +195,24 @@ impl Tensor {
     /// In-place `lerp_(end, weight)`.
     pub fn lerp_(&self, end: &Tensor, weight: Scalar) -> Result<()> {
         let w = Tensor::scalar_tensor(weight, self.dtype())?;
-        self.lerp_impl(end, &w, "lerp_kernel_scalar", Dest::InPlace(self)).map(|_| ())
+        self.lerp_impl(end, &w, "lerp_kernel_scalar", Dest::InPlace(self))
+            .map(|_| ())
     }
 
-    fn lerp_impl(&self, end: &Tensor, weight: &Tensor, name: &str, dest: Dest<'_>) -> Result<Tensor> {
+    fn lerp_impl(
+        &self,
+        end: &Tensor,
+        weight: &Tensor,
+        name: &str,
+        dest: Dest<'_>,
+    ) -> Result<Tensor> {
         let dt = self.dtype();
         if end.dtype() != dt {
-            let n = |d: DType| d.name().replace("float32", "float").replace("float64", "double");
+            let n = |d: DType| {
+                d.name()
+                    .replace("float32", "float")
+                    .replace("float64", "double")
+            };
             return Err(Error::runtime(format!(
                 "expected dtype {} for `end` but got dtype {}",
                 n(dt),
@@ -166,7 +224,11 @@ impl Tensor {
         }
         let out = dest.out(dt)?;
         let kd = kernel_dtype(dt);
-        let (s, e, w) = (self.cast_if_needed(kd)?, end.cast_if_needed(kd)?, weight.cast_if_needed(kd)?);
+        let (s, e, w) = (
+            self.cast_if_needed(kd)?,
+            end.cast_if_needed(kd)?,
+            weight.cast_if_needed(kd)?,
+        );
         let it = ElementwiseIter::<4>::new(out, kd, &[&s, &e, &w])?;
         dispatch_compute_float!(kd, name, T => map3::<T, T, T, T>(&it, |s, e, w| T::from_op(lerp_one(s.op(), e.op(), w.op()))));
         it.finish()
@@ -179,7 +241,8 @@ impl Tensor {
 
     /// In-place `addcmul_`.
     pub fn addcmul_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
-        self.addc(tensor1, tensor2, value, false, Dest::InPlace(self)).map(|_| ())
+        self.addc(tensor1, tensor2, value, false, Dest::InPlace(self))
+            .map(|_| ())
     }
 
     /// `addcdiv(tensor1, tensor2, value)`: `self + value * tensor1 / tensor2` (no integers).
@@ -189,11 +252,23 @@ impl Tensor {
 
     /// In-place `addcdiv_`.
     pub fn addcdiv_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
-        self.addc(tensor1, tensor2, value, true, Dest::InPlace(self)).map(|_| ())
+        self.addc(tensor1, tensor2, value, true, Dest::InPlace(self))
+            .map(|_| ())
     }
 
-    fn addc(&self, t1: &Tensor, t2: &Tensor, value: Scalar, div: bool, dest: Dest<'_>) -> Result<Tensor> {
-        let result = result_type(&[Operand::Tensor(self), Operand::Tensor(t1), Operand::Tensor(t2)]);
+    fn addc(
+        &self,
+        t1: &Tensor,
+        t2: &Tensor,
+        value: Scalar,
+        div: bool,
+        dest: Dest<'_>,
+    ) -> Result<Tensor> {
+        let result = result_type(&[
+            Operand::Tensor(self),
+            Operand::Tensor(t1),
+            Operand::Tensor(t2),
+        ]);
         if div && !t1.dtype().is_floating_point() && !t2.dtype().is_floating_point() {
             return Err(Error::runtime(
                 "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.",
@@ -201,7 +276,11 @@ impl Tensor {
         }
         let out = dest.out(result)?;
         let result = kernel_dtype(result);
-        let (s, a, b) = (self.cast_if_needed(result)?, t1.cast_if_needed(result)?, t2.cast_if_needed(result)?);
+        let (s, a, b) = (
+            self.cast_if_needed(result)?,
+            t1.cast_if_needed(result)?,
+            t2.cast_if_needed(result)?,
+        );
         let it = ElementwiseIter::<4>::new(out, result, &[&s, &a, &b])?;
         if div {
             dispatch_compute_float!(result, "addcdiv_cpu_out", T => {
@@ -264,26 +343,42 @@ mod tests {
         let r = i.clamp(Some(Scalar::Float(0.5)), None).unwrap();
         assert_eq!(r.dtype(), DType::Float32);
         assert_eq!(r.to_vec::<f32>(), vec![0.5, 0.5, 3.]);
-        assert_eq!(i.clamp(Some(Scalar::Int(0)), Some(Scalar::Int(1))).unwrap().to_vec::<i64>(), vec![0, 0, 1]);
+        assert_eq!(
+            i.clamp(Some(Scalar::Int(0)), Some(Scalar::Int(1)))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![0, 0, 1]
+        );
         assert_eq!(
             i.clamp(None, None).unwrap_err().message,
             "torch.clamp: At least one of 'min' or 'max' must not be None"
         );
         // torch: clamp_ of int with 0.5 -> "... desired output type long int"
         assert_eq!(
-            i.clamp_(Some(Scalar::Float(0.5)), None).unwrap_err().message,
+            i.clamp_(Some(Scalar::Float(0.5)), None)
+                .unwrap_err()
+                .message,
             "result type Float can't be cast to the desired output type long int"
         );
         let x = f32s(&[-2., f32::NAN, 3.]);
-        let r = x.clamp(Some(Scalar::Int(-1)), Some(Scalar::Int(1))).unwrap().to_vec::<f32>();
+        let r = x
+            .clamp(Some(Scalar::Int(-1)), Some(Scalar::Int(1)))
+            .unwrap()
+            .to_vec::<f32>();
         assert_eq!((r[0], r[2]), (-1., 1.));
         assert!(r[1].is_nan());
         // torch: clamp(x, 2, 1) -> [1., nan, 1.]
-        let r = x.clamp(Some(Scalar::Int(2)), Some(Scalar::Int(1))).unwrap().to_vec::<f32>();
+        let r = x
+            .clamp(Some(Scalar::Int(2)), Some(Scalar::Int(1)))
+            .unwrap()
+            .to_vec::<f32>();
         assert_eq!((r[0], r[2]), (1., 1.));
         let lo = f32s(&[0., 0., 0.]);
         let hi = Tensor::scalar_tensor(Scalar::Int(1), DType::Int64).unwrap();
-        let r = x.clamp_tensor(Some(&lo), Some(&hi)).unwrap().to_vec::<f32>();
+        let r = x
+            .clamp_tensor(Some(&lo), Some(&hi))
+            .unwrap()
+            .to_vec::<f32>();
         assert_eq!((r[0], r[2]), (0., 1.));
     }
 
@@ -296,11 +391,18 @@ mod tests {
         assert_eq!(r.sizes().as_slice(), &[2, 2]);
         assert_eq!(r.to_vec::<i64>(), vec![1, 2, 0, 0]);
         let c1 = Tensor::from_vec(vec![true, false], &[2]).unwrap();
-        let r = where_(&c1, Operand::Tensor(&a), Operand::Scalar(Scalar::Float(2.5))).unwrap();
+        let r = where_(
+            &c1,
+            Operand::Tensor(&a),
+            Operand::Scalar(Scalar::Float(2.5)),
+        )
+        .unwrap();
         assert_eq!(r.to_vec::<f32>(), vec![1.0, 2.5]);
         let bad = f32s(&[1., 0.]);
         assert_eq!(
-            where_(&bad, Operand::Tensor(&a), Operand::Tensor(&a)).unwrap_err().message,
+            where_(&bad, Operand::Tensor(&a), Operand::Tensor(&a))
+                .unwrap_err()
+                .message,
             "where expected condition to be a boolean tensor, but got a tensor with dtype Float"
         );
     }
@@ -310,17 +412,38 @@ mod tests {
         // torch: lerp([1,2],[3,6],0.75) -> [2.5, 5.]; with tensor weight [0.25, 0.9] -> [1.5, 5.6]
         let s = f32s(&[1., 2.]);
         let e = f32s(&[3., 6.]);
-        assert_eq!(s.lerp(&e, Scalar::Float(0.75)).unwrap().to_vec::<f32>(), vec![2.5, 5.]);
-        let r = s.lerp_tensor(&e, &f32s(&[0.25, 0.9])).unwrap().to_vec::<f32>();
+        assert_eq!(
+            s.lerp(&e, Scalar::Float(0.75)).unwrap().to_vec::<f32>(),
+            vec![2.5, 5.]
+        );
+        let r = s
+            .lerp_tensor(&e, &f32s(&[0.25, 0.9]))
+            .unwrap()
+            .to_vec::<f32>();
         assert!((r[0] - 1.5).abs() < 1e-6 && (r[1] - 5.6).abs() < 1e-6);
         let i = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
-        assert_eq!(i.lerp(&i, Scalar::Float(0.5)).unwrap_err().message, "\"lerp_kernel_scalar\" not implemented for 'Long'");
+        assert_eq!(
+            i.lerp(&i, Scalar::Float(0.5)).unwrap_err().message,
+            "\"lerp_kernel_scalar\" not implemented for 'Long'"
+        );
         let d = e.to_dtype(DType::Float64, false).unwrap();
-        assert_eq!(s.lerp(&d, Scalar::Float(0.5)).unwrap_err().message, "expected dtype float for `end` but got dtype double");
+        assert_eq!(
+            s.lerp(&d, Scalar::Float(0.5)).unwrap_err().message,
+            "expected dtype float for `end` but got dtype double"
+        );
         // torch: addcmul(int [-2,0,3], same, same, value=2) -> [6, 0, 21]
         let j = Tensor::from_vec(vec![-2i64, 0, 3], &[3]).unwrap();
-        assert_eq!(j.addcmul(&j, &j, Scalar::Int(2)).unwrap().to_vec::<i64>(), vec![6, 0, 21]);
+        assert_eq!(
+            j.addcmul(&j, &j, Scalar::Int(2)).unwrap().to_vec::<i64>(),
+            vec![6, 0, 21]
+        );
         assert!(j.addcdiv(&j, &j, Scalar::Int(2)).is_err());
-        assert_eq!(f32s(&[1.]).addcdiv(&f32s(&[3.]), &f32s(&[2.]), Scalar::Int(2)).unwrap().to_vec::<f32>(), vec![4.]);
+        assert_eq!(
+            f32s(&[1.])
+                .addcdiv(&f32s(&[3.]), &f32s(&[2.]), Scalar::Int(2))
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![4.]
+        );
     }
 }

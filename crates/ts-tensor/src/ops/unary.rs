@@ -5,6 +5,9 @@
 //! floating types (`gelu`, `elu`, ...) reject integer inputs with ATen's message. Each op has an
 //! in-place `op_` form; in-place float ops on integer tensors fail with the `can_cast` error.
 
+// Generic comparison kernels are also instantiated for bool, where `<` is what we mean.
+#![allow(clippy::bool_comparison)]
+
 use crate::config::default_dtype;
 use crate::cpu::dispatch::not_implemented;
 use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter};
@@ -35,7 +38,13 @@ pub(crate) enum IntInputs {
 }
 
 /// Runs a floating function over `x` into `dest`.
-pub(crate) fn float_unary<U: FloatFn>(x: &Tensor, dest: Dest<'_>, name: &str, ints: IntInputs, u: U) -> Result<Tensor> {
+pub(crate) fn float_unary<U: FloatFn>(
+    x: &Tensor,
+    dest: Dest<'_>,
+    name: &str,
+    ints: IntInputs,
+    u: U,
+) -> Result<Tensor> {
     let dt = x.dtype();
     let result = if dt.is_floating_point() {
         dt
@@ -139,26 +148,26 @@ float_fn!(/// SiLU (swish): `x * sigmoid(x)`.
 float_fn!(/// Mish: `x * tanh(softplus(x))`.
     Mish, mish, mish_, "mish_cpu", Reject, |x| x * x.exp().ln_1p().tanh());
 float_fn!(/// SELU with PyTorch's constants.
-    Selu, selu, selu_, "elu_cpu", Reject, |x| {
-        let scale: F = c(1.0507009873554804934193349852946);
-        let alpha: F = c(1.6732632423543772848170429916717);
-        if x > F::zero() { x * scale } else { x.exp_m1() * alpha * scale }
-    });
+Selu, selu, selu_, "elu_cpu", Reject, |x| {
+    let scale: F = c(1.050_700_987_355_480_5);
+    let alpha: F = c(1.673_263_242_354_377_3);
+    if x > F::zero() { x * scale } else { x.exp_m1() * alpha * scale }
+});
 float_fn!(/// Hard sigmoid: `clamp(x + 3, 0, 6) / 6`.
-    Hardsigmoid, hardsigmoid, hardsigmoid_, "hardsigmoid_cpu", Reject, |x| {
-        let six: F = c(6.0);
-        clampf(x + c(3.0), F::zero(), six) / six
-    });
+Hardsigmoid, hardsigmoid, hardsigmoid_, "hardsigmoid_cpu", Reject, |x| {
+    let six: F = c(6.0);
+    clampf(x + c(3.0), F::zero(), six) / six
+});
 float_fn!(/// Hard swish: `x * clamp(x + 3, 0, 6) / 6`.
-    Hardswish, hardswish, hardswish_, "hardswish_cpu", Reject, |x| {
-        let six: F = c(6.0);
-        x * clampf(x + c(3.0), F::zero(), six) / six
-    });
+Hardswish, hardswish, hardswish_, "hardswish_cpu", Reject, |x| {
+    let six: F = c(6.0);
+    x * clampf(x + c(3.0), F::zero(), six) / six
+});
 float_fn!(/// `log(sigmoid(x))`, computed stably.
-    LogSigmoid, log_sigmoid, log_sigmoid_, "log_sigmoid_cpu", Reject, |x| {
-        let m = if x < F::zero() { x } else { F::zero() };
-        m - (-x.wabs()).exp().ln_1p()
-    });
+LogSigmoid, log_sigmoid, log_sigmoid_, "log_sigmoid_cpu", Reject, |x| {
+    let m = if x < F::zero() { x } else { F::zero() };
+    m - (-x.wabs()).exp().ln_1p()
+});
 
 #[inline(always)]
 fn clampf<F: FloatMath>(x: F, lo: F, hi: F) -> F {
@@ -361,13 +370,17 @@ same_dtype_op!(/// Rounds toward zero.
 same_dtype_op!(/// `x * x`.
     square_same, square_same_, "square", true, |it, dt| dispatch_all!(dt, T => map1::<T, T>(it, |a| T::from_op(a.op().mul(a.op())))));
 same_dtype_op!(/// Sign: -1, 0 or 1 (0 for NaN), bool stays bool.
-    sign, sign_, "sign_cpu", true, |it, dt| dispatch_all!(dt, T => map1::<T, T>(it, |a| {
-        let x = a.op();
-        let z = <<T as Elem>::Op as OpNum>::zero();
-        if x > z { T::from_op(<<T as Elem>::Op as OpNum>::one()) } else if x < z { T::from_op(<<T as Elem>::Op as OpNum>::one().neg()) } else { T::from_op(z) }
-    })));
+sign, sign_, "sign_cpu", true, |it, dt| dispatch_all!(dt, T => map1::<T, T>(it, |a| {
+    let x = a.op();
+    let z = <<T as Elem>::Op as OpNum>::zero();
+    if x > z { T::from_op(<<T as Elem>::Op as OpNum>::one()) } else if x < z { T::from_op(<<T as Elem>::Op as OpNum>::one().neg()) } else { T::from_op(z) }
+})));
 
-fn round_like(it: &ElementwiseIter<2>, dt: DType, f: impl Fn(f64) -> f64 + Sync + Copy) -> Result<()> {
+fn round_like(
+    it: &ElementwiseIter<2>,
+    dt: DType,
+    f: impl Fn(f64) -> f64 + Sync + Copy,
+) -> Result<()> {
     match dt {
         DType::Float32 => map1::<f32, f32>(it, |a| {
             let g = |x: f32| -> f32 { f(x as f64) as f32 };
@@ -375,7 +388,9 @@ fn round_like(it: &ElementwiseIter<2>, dt: DType, f: impl Fn(f64) -> f64 + Sync 
         }),
         DType::Float64 => map1::<f64, f64>(it, f),
         DType::Float16 => map1::<half::f16, half::f16>(it, |a| half::f16::from_f64(f(a.to_f64()))),
-        DType::BFloat16 => map1::<half::bf16, half::bf16>(it, |a| half::bf16::from_f64(f(a.to_f64()))),
+        DType::BFloat16 => {
+            map1::<half::bf16, half::bf16>(it, |a| half::bf16::from_f64(f(a.to_f64())))
+        }
         other => dispatch_all!(other, T => map1::<T, T>(it, |a| a)),
     }
     Ok(())
@@ -469,7 +484,14 @@ impl Tensor {
     /// In-place `gelu_`.
     pub fn gelu_(&self, approximate: &str) -> Result<()> {
         let tanh = parse_gelu(approximate)?;
-        float_unary(self, Dest::InPlace(self), "GeluKernelImpl", Reject, Gelu { tanh }).map(|_| ())
+        float_unary(
+            self,
+            Dest::InPlace(self),
+            "GeluKernelImpl",
+            Reject,
+            Gelu { tanh },
+        )
+        .map(|_| ())
     }
 
     /// `elu(alpha, scale, input_scale)`: `x` for positive inputs, else
@@ -504,12 +526,25 @@ impl Tensor {
 
     /// `leaky_relu(negative_slope)`.
     pub fn leaky_relu(&self, negative_slope: Scalar) -> Result<Tensor> {
-        float_unary(self, Dest::New, "leaky_relu_cpu", Reject, LeakyRelu(negative_slope.to_f64()))
+        float_unary(
+            self,
+            Dest::New,
+            "leaky_relu_cpu",
+            Reject,
+            LeakyRelu(negative_slope.to_f64()),
+        )
     }
 
     /// In-place `leaky_relu_`.
     pub fn leaky_relu_(&self, negative_slope: Scalar) -> Result<()> {
-        float_unary(self, Dest::InPlace(self), "leaky_relu_cpu", Reject, LeakyRelu(negative_slope.to_f64())).map(|_| ())
+        float_unary(
+            self,
+            Dest::InPlace(self),
+            "leaky_relu_cpu",
+            Reject,
+            LeakyRelu(negative_slope.to_f64()),
+        )
+        .map(|_| ())
     }
 
     /// `softplus(beta, threshold)`: `log(1 + exp(beta * x)) / beta`, linear above `threshold`.
@@ -531,7 +566,13 @@ impl Tensor {
         if decimals == 0 {
             return self.round();
         }
-        float_unary(self, Dest::New, "round_cpu", Reject, RoundDecimals(decimals))
+        float_unary(
+            self,
+            Dest::New,
+            "round_cpu",
+            Reject,
+            RoundDecimals(decimals),
+        )
     }
 
     /// In-place `round_(decimals=d)`.
@@ -539,7 +580,14 @@ impl Tensor {
         if decimals == 0 {
             return self.round_();
         }
-        float_unary(self, Dest::InPlace(self), "round_cpu", Reject, RoundDecimals(decimals)).map(|_| ())
+        float_unary(
+            self,
+            Dest::InPlace(self),
+            "round_cpu",
+            Reject,
+            RoundDecimals(decimals),
+        )
+        .map(|_| ())
     }
 
     /// `isnan`: a bool tensor, false for non-floating dtypes.
@@ -564,7 +612,11 @@ impl Tensor {
 
     fn predicate(&self, f: impl Fn(f64) -> bool + Sync + Copy) -> Result<Tensor> {
         let dt = self.dtype();
-        let it = ElementwiseIter::<2>::new(crate::cpu::iter::Out::New(DType::Bool), DType::Bool, &[self])?;
+        let it = ElementwiseIter::<2>::new(
+            crate::cpu::iter::Out::New(DType::Bool),
+            DType::Bool,
+            &[self],
+        )?;
         dispatch_all!(dt, T => map1::<T, bool>(&it, move |a| f(a.to_f64())));
         it.finish()
     }
@@ -572,7 +624,11 @@ impl Tensor {
     /// `logical_not`: a bool tensor that is true where the input is zero.
     pub fn logical_not(&self) -> Result<Tensor> {
         let dt = self.dtype();
-        let it = ElementwiseIter::<2>::new(crate::cpu::iter::Out::New(DType::Bool), DType::Bool, &[self])?;
+        let it = ElementwiseIter::<2>::new(
+            crate::cpu::iter::Out::New(DType::Bool),
+            DType::Bool,
+            &[self],
+        )?;
         dispatch_all!(dt, T => map1::<T, bool>(&it, |a| a.op() == <<T as Elem>::Op as OpNum>::zero()));
         it.finish()
     }
@@ -606,16 +662,33 @@ impl Tensor {
 
     /// `nan_to_num(nan, posinf, neginf)`: replaces NaN (default 0) and infinities (default the
     /// dtype's largest finite values). Non-floating tensors are copied.
-    pub fn nan_to_num(&self, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
+    pub fn nan_to_num(
+        &self,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Result<Tensor> {
         self.nan_to_num_impl(Dest::New, nan, posinf, neginf)
     }
 
     /// In-place `nan_to_num_`.
-    pub fn nan_to_num_(&self, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>) -> Result<()> {
-        self.nan_to_num_impl(Dest::InPlace(self), nan, posinf, neginf).map(|_| ())
+    pub fn nan_to_num_(
+        &self,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Result<()> {
+        self.nan_to_num_impl(Dest::InPlace(self), nan, posinf, neginf)
+            .map(|_| ())
     }
 
-    fn nan_to_num_impl(&self, dest: Dest<'_>, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
+    fn nan_to_num_impl(
+        &self,
+        dest: Dest<'_>,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Result<Tensor> {
         let nan = nan.unwrap_or(0.0);
         same_dtype_unary(self, dest, "nan_to_num", true, |it, dt| {
             let (max, min) = match dt {
@@ -649,7 +722,9 @@ impl Tensor {
     /// `positive` (`+x`): `self` itself; rejected for bool as in PyTorch.
     pub fn positive(&self) -> Result<Tensor> {
         if self.dtype() == DType::Bool {
-            return Err(Error::runtime("The `+` operator, on a bool tensor is not supported."));
+            return Err(Error::runtime(
+                "The `+` operator, on a bool tensor is not supported.",
+            ));
         }
         Ok(self.clone())
     }
@@ -659,7 +734,9 @@ fn parse_gelu(approximate: &str) -> Result<bool> {
     match approximate {
         "none" => Ok(false),
         "tanh" => Ok(true),
-        _ => Err(Error::runtime("approximate argument must be either none or tanh.")),
+        _ => Err(Error::runtime(
+            "approximate argument must be either none or tanh.",
+        )),
     }
 }
 
@@ -674,7 +751,10 @@ mod tests {
     fn close(a: &[f32], b: &[f64]) {
         assert_eq!(a.len(), b.len());
         for (x, y) in a.iter().zip(b) {
-            assert!(((*x as f64) - y).abs() <= 1e-6 * (1.0 + y.abs()), "{x} vs {y}");
+            assert!(
+                ((*x as f64) - y).abs() <= 1e-6 * (1.0 + y.abs()),
+                "{x} vs {y}"
+            );
         }
     }
 
@@ -684,19 +764,163 @@ mod tests {
     fn activations_match_torch() {
         // Values printed by torch 2.15 for F.<op>(tensor([-3,-1,-0.5,0,0.5,1,3,25])).tolist().
         let x = f32s(&X);
-        close(&x.gelu("none").unwrap().to_vec(), &[-0.004050225019454956, -0.15865525603294373, -0.1542687714099884, 0.0, 0.3457312285900116, 0.8413447141647339, 2.9959497451782227, 25.0]);
-        close(&x.gelu("tanh").unwrap().to_vec(), &[-0.0036374330520629883, -0.15880799293518066, -0.1542859971523285, 0.0, 0.3457140028476715, 0.8411920070648193, 2.9963626861572266, 25.0]);
-        close(&x.elu(Scalar::Float(0.7), Scalar::Int(1), Scalar::Int(1)).unwrap().to_vec(), &[-0.6651490330696106, -0.44248437881469727, -0.27542853355407715, 0.0, 0.5, 1.0, 3.0, 25.0]);
-        close(&x.selu().unwrap().to_vec(), &[-1.6705687046051025, -1.1113307476043701, -0.6917581558227539, 0.0, 0.5253505110740662, 1.0507010221481323, 3.1521029472351074, 26.26752471923828]);
-        close(&x.softplus(Scalar::Float(2.0), Scalar::Float(5.0)).unwrap().to_vec(), &[0.0012378426035866141, 0.06346400082111359, 0.15663084387779236, 0.3465735912322998, 0.65663081407547, 1.0634640455245972, 3.0, 25.0]);
-        close(&x.hardsigmoid().unwrap().to_vec(), &[0.0, 0.3333333432674408, 0.4166666567325592, 0.5, 0.5833333134651184, 0.6666666865348816, 1.0, 1.0]);
-        close(&x.hardswish().unwrap().to_vec(), &[-0.0, -0.3333333432674408, -0.2083333283662796, 0.0, 0.2916666567325592, 0.6666666865348816, 3.0, 25.0]);
-        close(&x.mish().unwrap().to_vec(), &[-0.14564746618270874, -0.3034014403820038, -0.22074376046657562, 0.0, 0.37524524331092834, 0.8650983572006226, 2.98653507232666, 25.0]);
-        close(&x.log_sigmoid().unwrap().to_vec(), &[-3.0485873222351074, -1.3132617473602295, -0.9740769863128662, -0.6931471824645996, -0.4740769863128662, -0.3132616877555847, -0.04858735203742981, -1.3887943746404563e-11]);
-        close(&x.silu().unwrap().to_vec(), &[-0.14227761328220367, -0.2689414322376251, -0.1887703388929367, 0.0, 0.3112296760082245, 0.7310585975646973, 2.857722520828247, 25.0]);
-        close(&x.leaky_relu(Scalar::Float(0.2)).unwrap().to_vec(), &[-0.6000000238418579, -0.20000000298023224, -0.10000000149011612, 0.0, 0.5, 1.0, 3.0, 25.0]);
-        close(&x.hardtanh(Scalar::Float(-0.5), Scalar::Float(2.0)).unwrap().to_vec(), &[-0.5, -0.5, -0.5, 0.0, 0.5, 1.0, 2.0, 2.0]);
-        assert_eq!(x.gelu("foo").unwrap_err().message, "approximate argument must be either none or tanh.");
+        close(
+            &x.gelu("none").unwrap().to_vec(),
+            &[
+                -0.004050225019454956,
+                -0.15865525603294373,
+                -0.1542687714099884,
+                0.0,
+                0.3457312285900116,
+                0.8413447141647339,
+                2.9959497451782227,
+                25.0,
+            ],
+        );
+        close(
+            &x.gelu("tanh").unwrap().to_vec(),
+            &[
+                -0.0036374330520629883,
+                -0.15880799293518066,
+                -0.1542859971523285,
+                0.0,
+                0.3457140028476715,
+                0.8411920070648193,
+                2.9963626861572266,
+                25.0,
+            ],
+        );
+        close(
+            &x.elu(Scalar::Float(0.7), Scalar::Int(1), Scalar::Int(1))
+                .unwrap()
+                .to_vec(),
+            &[
+                -0.6651490330696106,
+                -0.44248437881469727,
+                -0.27542853355407715,
+                0.0,
+                0.5,
+                1.0,
+                3.0,
+                25.0,
+            ],
+        );
+        close(
+            &x.selu().unwrap().to_vec(),
+            &[
+                -1.6705687046051025,
+                -1.1113307476043701,
+                -0.6917581558227539,
+                0.0,
+                0.5253505110740662,
+                1.0507010221481323,
+                3.1521029472351074,
+                26.26752471923828,
+            ],
+        );
+        close(
+            &x.softplus(Scalar::Float(2.0), Scalar::Float(5.0))
+                .unwrap()
+                .to_vec(),
+            &[
+                0.0012378426035866141,
+                0.06346400082111359,
+                0.15663084387779236,
+                0.3465735912322998,
+                0.65663081407547,
+                1.0634640455245972,
+                3.0,
+                25.0,
+            ],
+        );
+        close(
+            &x.hardsigmoid().unwrap().to_vec(),
+            &[
+                0.0,
+                0.3333333432674408,
+                0.4166666567325592,
+                0.5,
+                0.5833333134651184,
+                0.6666666865348816,
+                1.0,
+                1.0,
+            ],
+        );
+        close(
+            &x.hardswish().unwrap().to_vec(),
+            &[
+                -0.0,
+                -0.3333333432674408,
+                -0.2083333283662796,
+                0.0,
+                0.2916666567325592,
+                0.6666666865348816,
+                3.0,
+                25.0,
+            ],
+        );
+        close(
+            &x.mish().unwrap().to_vec(),
+            &[
+                -0.14564746618270874,
+                -0.3034014403820038,
+                -0.22074376046657562,
+                0.0,
+                0.37524524331092834,
+                0.8650983572006226,
+                2.98653507232666,
+                25.0,
+            ],
+        );
+        close(
+            &x.log_sigmoid().unwrap().to_vec(),
+            &[
+                -3.0485873222351074,
+                -1.3132617473602295,
+                -0.9740769863128662,
+                -0.6931471824645996,
+                -0.4740769863128662,
+                -0.3132616877555847,
+                -0.04858735203742981,
+                -1.3887943746404563e-11,
+            ],
+        );
+        close(
+            &x.silu().unwrap().to_vec(),
+            &[
+                -0.14227761328220367,
+                -0.2689414322376251,
+                -0.1887703388929367,
+                0.0,
+                0.3112296760082245,
+                0.7310585975646973,
+                2.857722520828247,
+                25.0,
+            ],
+        );
+        close(
+            &x.leaky_relu(Scalar::Float(0.2)).unwrap().to_vec(),
+            &[
+                -0.6000000238418579,
+                -0.20000000298023224,
+                -0.10000000149011612,
+                0.0,
+                0.5,
+                1.0,
+                3.0,
+                25.0,
+            ],
+        );
+        close(
+            &x.hardtanh(Scalar::Float(-0.5), Scalar::Float(2.0))
+                .unwrap()
+                .to_vec(),
+            &[-0.5, -0.5, -0.5, 0.0, 0.5, 1.0, 2.0, 2.0],
+        );
+        assert_eq!(
+            x.gelu("foo").unwrap_err().message,
+            "approximate argument must be either none or tanh."
+        );
     }
 
     #[test]
@@ -706,18 +930,30 @@ mod tests {
         let s = i.sigmoid().unwrap();
         assert_eq!(s.dtype(), DType::Float32);
         assert!((s.to_vec::<f32>()[0] - 0.11920292).abs() < 1e-6);
-        assert_eq!(i.sigmoid_().unwrap_err().message, "result type Float can't be cast to the desired output type Long");
-        assert_eq!(i.gelu("none").unwrap_err().message, "\"GeluKernelImpl\" not implemented for 'Long'");
+        assert_eq!(
+            i.sigmoid_().unwrap_err().message,
+            "result type Float can't be cast to the desired output type Long"
+        );
+        assert_eq!(
+            i.gelu("none").unwrap_err().message,
+            "\"GeluKernelImpl\" not implemented for 'Long'"
+        );
         assert_eq!(i.relu().unwrap().to_vec::<i64>(), vec![0, 0, 3]);
         assert_eq!(i.floor().unwrap().to_vec::<i64>(), vec![-2, 0, 3]);
         assert_eq!(i.abs().unwrap().to_vec::<i64>(), vec![2, 0, 3]);
         assert_eq!(i.sign().unwrap().to_vec::<i64>(), vec![-1, 0, 1]);
         assert_eq!(i.bitwise_not().unwrap().to_vec::<i64>(), vec![1, -1, -4]);
-        assert_eq!(i.logical_not().unwrap().to_vec::<bool>(), vec![false, true, false]);
+        assert_eq!(
+            i.logical_not().unwrap().to_vec::<bool>(),
+            vec![false, true, false]
+        );
         assert!(i.frac().is_err());
         let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
         assert_eq!(b.neg().unwrap_err().kind, ErrorKind::NotImplementedError);
-        assert_eq!(b.relu().unwrap_err().message, "Boolean inputs not supported for relu");
+        assert_eq!(
+            b.relu().unwrap_err().message,
+            "Boolean inputs not supported for relu"
+        );
         assert_eq!(b.square().unwrap().to_vec::<i64>(), vec![1, 0]);
         // torch: abs(int8 -128) -> -128
         let m = Tensor::from_vec(vec![-128i8], &[1]).unwrap();
@@ -727,19 +963,48 @@ mod tests {
     #[test]
     fn rounding_and_special_values() {
         // torch: round([0.5, 1.5, 2.5, -2.5]) -> [0., 2., 2., -2.]
-        assert_eq!(f32s(&[0.5, 1.5, 2.5, -2.5]).round().unwrap().to_vec::<f32>(), vec![0., 2., 2., -2.]);
+        assert_eq!(
+            f32s(&[0.5, 1.5, 2.5, -2.5])
+                .round()
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![0., 2., 2., -2.]
+        );
         // torch: round([1234.5678, 1250.], decimals=-2) -> [1200., 1200.]
-        assert_eq!(f32s(&[1234.5678, 1250.]).round_decimals(-2).unwrap().to_vec::<f32>(), vec![1200., 1200.]);
+        assert_eq!(
+            f32s(&[1234.5678, 1250.])
+                .round_decimals(-2)
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![1200., 1200.]
+        );
         let r = f32s(&[1.2345]).round_decimals(2).unwrap().to_vec::<f32>();
         assert!((r[0] - 1.23).abs() < 1e-6);
         // torch: sign([nan, -0., 0., -2.]) -> [0., 0., 0., -1.]
-        assert_eq!(f32s(&[f32::NAN, -0.0, 0.0, -2.]).sign().unwrap().to_vec::<f32>(), vec![0., 0., 0., -1.]);
-        let n = f32s(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1.]).nan_to_num(None, None, None).unwrap();
+        assert_eq!(
+            f32s(&[f32::NAN, -0.0, 0.0, -2.])
+                .sign()
+                .unwrap()
+                .to_vec::<f32>(),
+            vec![0., 0., 0., -1.]
+        );
+        let n = f32s(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1.])
+            .nan_to_num(None, None, None)
+            .unwrap();
         assert_eq!(n.to_vec::<f32>(), vec![0., f32::MAX, f32::MIN, 1.]);
-        assert_eq!(f32s(&[-1.5, 2.25]).frac().unwrap().to_vec::<f32>(), vec![-0.5, 0.25]);
-        let l = f32s(&[0., 0.3, 1.]).logit(Some(0.1)).unwrap().to_vec::<f32>();
+        assert_eq!(
+            f32s(&[-1.5, 2.25]).frac().unwrap().to_vec::<f32>(),
+            vec![-0.5, 0.25]
+        );
+        let l = f32s(&[0., 0.3, 1.])
+            .logit(Some(0.1))
+            .unwrap()
+            .to_vec::<f32>();
         assert!((l[0] + 2.1972246).abs() < 1e-5);
-        assert_eq!(f32s(&[1.0, f32::NAN]).isnan().unwrap().to_vec::<bool>(), vec![false, true]);
+        assert_eq!(
+            f32s(&[1.0, f32::NAN]).isnan().unwrap().to_vec::<bool>(),
+            vec![false, true]
+        );
     }
 
     #[test]

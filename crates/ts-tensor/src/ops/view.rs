@@ -13,7 +13,13 @@ fn view_of(m: &TensorMeta, sizes: Dims, strides: Dims, offset: usize) -> Tensor 
 
 /// Python-style slice bounds clamped to `[0, size]` for a positive step.
 pub(crate) fn clamp_slice(start: Option<i64>, end: Option<i64>, size: i64) -> (i64, i64) {
-    let norm = |v: i64| if v < 0 { (v + size).max(0) } else { v.min(size) };
+    let norm = |v: i64| {
+        if v < 0 {
+            (v + size).max(0)
+        } else {
+            v.min(size)
+        }
+    };
     let s = start.map(norm).unwrap_or(0);
     let e = end.map(norm).unwrap_or(size);
     (s, e.max(s))
@@ -50,7 +56,12 @@ impl Tensor {
 
     /// `as_strided(size, stride, storage_offset)`: an arbitrary view of the storage, bounds
     /// checked. `storage_offset` defaults to this tensor's.
-    pub fn as_strided(&self, size: &[i64], stride: &[i64], storage_offset: Option<i64>) -> Result<Tensor> {
+    pub fn as_strided(
+        &self,
+        size: &[i64],
+        stride: &[i64],
+        storage_offset: Option<i64>,
+    ) -> Result<Tensor> {
         let m = self.meta_snapshot();
         if let Some(s) = stride.iter().find(|&&s| s < 0) {
             let _ = s;
@@ -156,7 +167,13 @@ impl Tensor {
 
     /// `slice(dim, start, end, step)` (`x[start:end:step]` along `dim`): Python bounds, clamped;
     /// `step` must be positive.
-    pub fn slice(&self, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor> {
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<Tensor> {
         let m = self.meta_snapshot();
         let nd = m.dim();
         if nd == 0 {
@@ -184,7 +201,9 @@ impl Tensor {
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
         let nd = self.dim();
         if nd == 0 {
-            return Err(Error::runtime("narrow() cannot be applied to a 0-dim tensor."));
+            return Err(Error::runtime(
+                "narrow() cannot be applied to a 0-dim tensor.",
+            ));
         }
         let d = wrap_dim(dim, nd)?;
         let size = self.meta().sizes[d];
@@ -279,7 +298,11 @@ impl Tensor {
                     )));
                 }
                 sizes[i] = target;
-                strides[i] = if i + 1 < n { sizes[i + 1] * strides[i + 1] } else { 1 };
+                strides[i] = if i + 1 < n {
+                    sizes[i + 1] * strides[i + 1]
+                } else {
+                    1
+                };
                 strides[i] = 0;
                 continue;
             }
@@ -373,7 +396,9 @@ impl Tensor {
     /// `chunk(chunks, dim)`: up to `chunks` views of equal size (the last may be smaller).
     pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         if self.dim() == 0 {
-            return Err(Error::runtime("chunk expects at least a 1-dimensional tensor"));
+            return Err(Error::runtime(
+                "chunk expects at least a 1-dimensional tensor",
+            ));
         }
         if chunks <= 0 {
             return Err(Error::runtime(format!(
@@ -395,7 +420,9 @@ impl Tensor {
     /// `split(split_size, dim)`: views of `split_size` along `dim` (the last may be smaller).
     pub fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
         if self.dim() == 0 {
-            return Err(Error::runtime("split expects at least a 1-dimensional tensor"));
+            return Err(Error::runtime(
+                "split expects at least a 1-dimensional tensor",
+            ));
         }
         if split_size < 0 {
             return Err(Error::runtime(format!(
@@ -427,20 +454,18 @@ impl Tensor {
     /// dimension's size.
     pub fn split_with_sizes(&self, split_sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         if self.dim() == 0 {
-            return Err(Error::runtime("split expects at least a 1-dimensional tensor"));
+            return Err(Error::runtime(
+                "split expects at least a 1-dimensional tensor",
+            ));
         }
         let d = wrap_dim(dim, self.dim())?;
         let size = self.meta().sizes[d];
         let total: i64 = split_sizes.iter().sum();
         if split_sizes.iter().any(|&s| s < 0) || total != size {
-            if let Some(&neg) = split_sizes.iter().find(|&&s| s < 0) {
+            if split_sizes.iter().any(|&s| s < 0) {
                 return Err(Error::runtime(format!(
                     "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={split_sizes:?}"
-                )))
-                .map_err(|e: Error| {
-                    let _ = neg;
-                    e
-                });
+                )));
             }
             return Err(Error::runtime(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {d}), but got split_sizes={split_sizes:?}"
@@ -472,7 +497,11 @@ impl Tensor {
         } else {
             ((sa + offset).min(sb).max(0), -offset * m.strides[a])
         };
-        let offset_elems = if len == 0 { m.offset as i64 } else { m.offset as i64 + start };
+        let offset_elems = if len == 0 {
+            m.offset as i64
+        } else {
+            m.offset as i64 + start
+        };
         let mut sizes: Dims = SmallVec::new();
         let mut strides: Dims = SmallVec::new();
         for i in 0..nd {
@@ -561,7 +590,13 @@ mod tests {
     fn view_and_reshape() {
         let x = arange(&[2, 3]);
         // torch: x.t().view(-1) -> "view size is not compatible ..."
-        assert!(x.t().unwrap().view(&[-1]).unwrap_err().message.starts_with("view size is not compatible"));
+        assert!(x
+            .t()
+            .unwrap()
+            .view(&[-1])
+            .unwrap_err()
+            .message
+            .starts_with("view size is not compatible"));
         // torch: x.t().reshape(6).stride() == (1,) (a copy)
         let r = x.t().unwrap().reshape(&[6]).unwrap();
         assert_eq!(r.to_vec::<f32>(), vec![0., 3., 1., 4., 2., 5.]);
@@ -579,15 +614,33 @@ mod tests {
         // torch: x.select(1,-4) -> IndexError "select(): index -4 out of range for tensor of size [2, 3] at dimension 1"
         let e = x.select(1, -4).unwrap_err();
         assert_eq!(e.kind, ErrorKind::IndexError);
-        assert_eq!(e.message, "select(): index -4 out of range for tensor of size [2, 3] at dimension 1");
+        assert_eq!(
+            e.message,
+            "select(): index -4 out of range for tensor of size [2, 3] at dimension 1"
+        );
         assert_eq!(geo(&x.select(1, -1).unwrap()), (vec![2], vec![3], 2));
         // x[:, -5:10:2] -> columns 0, 2
-        assert_eq!(x.slice(1, Some(-5), Some(10), 2).unwrap().to_vec::<f32>(), vec![0., 2., 3., 5.]);
-        assert_eq!(x.slice(1, Some(2), Some(1), 1).unwrap().sizes().as_slice(), &[2, 0]);
-        assert_eq!(x.slice(1, None, None, -1).unwrap_err().message, "slice step must be positive");
+        assert_eq!(
+            x.slice(1, Some(-5), Some(10), 2).unwrap().to_vec::<f32>(),
+            vec![0., 2., 3., 5.]
+        );
+        assert_eq!(
+            x.slice(1, Some(2), Some(1), 1).unwrap().sizes().as_slice(),
+            &[2, 0]
+        );
+        assert_eq!(
+            x.slice(1, None, None, -1).unwrap_err().message,
+            "slice step must be positive"
+        );
         // torch: x.narrow(1, -1, 1) -> sizes (2, 1), strides (3, 1), offset 2
-        assert_eq!(geo(&x.narrow(1, -1, 1).unwrap()), (vec![2, 1], vec![3, 1], 2));
-        assert_eq!(x.narrow(1, 2, 3).unwrap_err().message, "start (2) + length (3) exceeds dimension size (3).");
+        assert_eq!(
+            geo(&x.narrow(1, -1, 1).unwrap()),
+            (vec![2, 1], vec![3, 1], 2)
+        );
+        assert_eq!(
+            x.narrow(1, 2, 3).unwrap_err().message,
+            "start (2) + length (3) exceeds dimension size (3)."
+        );
         assert_eq!(
             x.narrow(1, 4, 1).unwrap_err().message,
             "start out of range (expected to be in range of [-3, 3], but got 4)"
@@ -605,10 +658,16 @@ mod tests {
             x.expand(&[2, 4], false).unwrap_err().message,
             "The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [2, 3]"
         );
-        assert_eq!(geo(&x.expand(&[4, -1, -1], false).unwrap()), (vec![4, 2, 3], vec![0, 3, 1], 0));
+        assert_eq!(
+            geo(&x.expand(&[4, -1, -1], false).unwrap()),
+            (vec![4, 2, 3], vec![0, 3, 1], 0)
+        );
         let c = arange(&[3, 1]).expand(&[3, 4], false).unwrap();
         assert_eq!(c.strides().as_slice(), &[1, 0]);
-        assert_eq!(c.to_vec::<f32>(), vec![0., 0., 0., 0., 1., 1., 1., 1., 2., 2., 2., 2.]);
+        assert_eq!(
+            c.to_vec::<f32>(),
+            vec![0., 0., 0., 0., 1., 1., 1., 1., 2., 2., 2., 2.]
+        );
     }
 
     #[test]
@@ -620,10 +679,21 @@ mod tests {
         assert_eq!(sizes(x.split(2, 0).unwrap()), vec![2, 2, 1]);
         assert_eq!(sizes(arange(&[0]).chunk(2, 0).unwrap()), vec![0, 0]);
         assert_eq!(sizes(arange(&[0]).split(2, 0).unwrap()), vec![0]);
-        assert!(x.split_with_sizes(&[2, 2], 0).unwrap_err().message.contains("sum exactly to 5"));
+        assert!(x
+            .split_with_sizes(&[2, 2], 0)
+            .unwrap_err()
+            .message
+            .contains("sum exactly to 5"));
         let parts = x.split_with_sizes(&[1, 4], 0).unwrap();
         assert_eq!(parts[1].storage_offset(), 1);
-        assert_eq!(Tensor::zeros(&[], DType::Float32).unwrap().unbind(0).unwrap_err().kind, ErrorKind::IndexError);
+        assert_eq!(
+            Tensor::zeros(&[], DType::Float32)
+                .unwrap()
+                .unbind(0)
+                .unwrap_err()
+                .kind,
+            ErrorKind::IndexError
+        );
     }
 
     #[test]
@@ -634,20 +704,46 @@ mod tests {
         assert_eq!(geo(&x.diagonal(-1, 0, 1).unwrap()), (vec![2], vec![5], 4));
         assert_eq!(geo(&x.diagonal(5, 0, 1).unwrap()), (vec![0], vec![5], 0));
         // torch: zeros(3,4,5).diagonal(0,0,2) -> size (4, 3), strides (5, 21)
-        assert_eq!(geo(&arange(&[3, 4, 5]).diagonal(0, 0, 2).unwrap()).0, vec![4, 3]);
-        assert_eq!(geo(&arange(&[3, 4, 5]).diagonal(0, 0, 2).unwrap()).1, vec![5, 21]);
-        assert_eq!(x.permute(&[0, 0]).unwrap_err().message, "permute(): duplicate dims are not allowed.");
-        assert_eq!(geo(&x.permute(&[1, 0]).unwrap()), (vec![4, 3], vec![1, 4], 0));
-        assert_eq!(arange(&[2, 3, 4]).t().unwrap_err().message, "t() expects a tensor with <= 2 dimensions, but self is 3D");
+        assert_eq!(
+            geo(&arange(&[3, 4, 5]).diagonal(0, 0, 2).unwrap()).0,
+            vec![4, 3]
+        );
+        assert_eq!(
+            geo(&arange(&[3, 4, 5]).diagonal(0, 0, 2).unwrap()).1,
+            vec![5, 21]
+        );
+        assert_eq!(
+            x.permute(&[0, 0]).unwrap_err().message,
+            "permute(): duplicate dims are not allowed."
+        );
+        assert_eq!(
+            geo(&x.permute(&[1, 0]).unwrap()),
+            (vec![4, 3], vec![1, 4], 0)
+        );
+        assert_eq!(
+            arange(&[2, 3, 4]).t().unwrap_err().message,
+            "t() expects a tensor with <= 2 dimensions, but self is 3D"
+        );
     }
 
     #[test]
     fn flatten_unflatten_squeeze() {
         let x = arange(&[2, 3, 4]);
         assert_eq!(x.flatten(1, 2).unwrap().sizes().as_slice(), &[2, 12]);
-        assert_eq!(Tensor::zeros(&[], DType::Float32).unwrap().flatten(0, -1).unwrap().sizes().as_slice(), &[1]);
+        assert_eq!(
+            Tensor::zeros(&[], DType::Float32)
+                .unwrap()
+                .flatten(0, -1)
+                .unwrap()
+                .sizes()
+                .as_slice(),
+            &[1]
+        );
         assert!(x.flatten(1, 0).is_err());
-        assert_eq!(x.unflatten(1, &[-1, 1]).unwrap().sizes().as_slice(), &[2, 3, 1, 4]);
+        assert_eq!(
+            x.unflatten(1, &[-1, 1]).unwrap().sizes().as_slice(),
+            &[2, 3, 1, 4]
+        );
         assert_eq!(
             arange(&[2, 3]).unflatten(1, &[2, 2]).unwrap_err().message,
             "unflatten: Provided sizes [2, 2] don't multiply up to the size of dim 1 (3) in the input tensor"
