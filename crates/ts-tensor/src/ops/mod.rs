@@ -10,6 +10,7 @@ pub mod index;
 pub mod join;
 pub mod linalg;
 pub mod random;
+pub mod rearrange;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
