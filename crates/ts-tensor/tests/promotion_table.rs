@@ -28,7 +28,10 @@ fn scalar(s: &str) -> Scalar {
 fn matches_torch_table() {
     let table = include_str!("fixtures/promotion.txt");
     let mut checked = 0;
-    for line in table.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let f: Vec<&str> = line.split_whitespace().collect();
         let (kind, a, b, want) = (f[0], f[1], f[2], f[3]);
         match kind {
@@ -37,12 +40,20 @@ fn matches_torch_table() {
             "dim_zero" => {
                 let t = Tensor::zeros(&[2], dt(a)).unwrap();
                 let z = Tensor::zeros(&[], dt(b)).unwrap();
-                assert_eq!(result_type(&[Operand::Tensor(&t), Operand::Tensor(&z)]), dt(want), "{line}");
+                assert_eq!(
+                    result_type(&[Operand::Tensor(&t), Operand::Tensor(&z)]),
+                    dt(want),
+                    "{line}"
+                );
             }
             "scalar" | "zero_scalar" => {
                 let shape: &[i64] = if kind == "scalar" { &[2] } else { &[] };
                 let t = Tensor::zeros(shape, dt(a)).unwrap();
-                assert_eq!(result_type(&[Operand::Tensor(&t), Operand::Scalar(scalar(b))]), dt(want), "{line}");
+                assert_eq!(
+                    result_type(&[Operand::Tensor(&t), Operand::Scalar(scalar(b))]),
+                    dt(want),
+                    "{line}"
+                );
                 // The same promotion through a real op.
                 let r = t.add_scalar(scalar(b), Scalar::Int(1));
                 if let Ok(r) = r {

@@ -263,7 +263,12 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
             if dt.is_floating_point() {
                 dispatch_compute_float!(dt, "pow", T => float_pow::<T>(it, scalar_exp))
             } else if dt == DType::Bool {
-                map2::<bool, bool, bool>(it, |a, b| a || !b)
+                // ATen's pow(Tensor, Scalar) short-circuits exponents 0 and 1 before dispatch.
+                match scalar_exp {
+                    Some(1.0) => map2::<bool, bool, bool>(it, |a, _| a),
+                    Some(0.0) => map2::<bool, bool, bool>(it, |_, _| true),
+                    _ => return Err(crate::cpu::dispatch::not_implemented("pow", dt)),
+                }
             } else {
                 dispatch_int!(dt, "pow", T => map2::<T, T, T>(it, |a, b| a.ipow(b)))
             }
@@ -387,9 +392,6 @@ fn dispatch_int_or_bool(
 ) -> Result<()> {
     // Division kernels are written once over i64 and narrowed, which is exact for every integer
     // dtype (wrapping matches two's complement for the one overflow case, MIN / -1).
-    if dt == DType::Bool {
-        return try_map2::<bool, bool, bool>(it, |a, b| f(a as i64, b as i64).map(|v| v != 0));
-    }
     dispatch_int!(dt, name, T => try_map2::<T, T, T>(it, move |a, b| {
         int_binary::<T>(a, b, f)
     }))

@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use crate::cpu::num::FloatMath;
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, ErrorKind, Result};
@@ -149,9 +150,16 @@ impl Tensor {
         self.copy_(&r)
     }
 
-    fn softmax_input(&self, name: &str, dtype: Option<DType>) -> Result<(Tensor, DType)> {
+    fn softmax_impl(&self, dim: i64, dtype: Option<DType>, log: bool) -> Result<Tensor> {
         let result = dtype.unwrap_or_else(|| self.dtype());
         if !result.is_floating_point() {
+            let last = self.dim() == 0 || wrap_dim(dim, self.dim())? + 1 == self.dim();
+            let name = match (log, last) {
+                (false, true) => "softmax_lastdim_kernel_impl",
+                (false, false) => "softmax_kernel_impl",
+                (true, true) => "log_softmax_lastdim_kernel_impl",
+                (true, false) => "log_softmax_kernel_impl",
+            };
             return Err(Error::new(
                 ErrorKind::NotImplementedError,
                 format!(
@@ -160,48 +168,55 @@ impl Tensor {
                 ),
             ));
         }
-        Ok((self.to_dtype(result, false)?, result))
+        // Computed in the result's op type (float32 for float32 and half types), as ATen does.
+        let out = if result == DType::Float64 {
+            let x = self.to_dtype(DType::Float64, false)?;
+            rowwise::<f64, f64>(&x, dim, |i, o| softmax_row(i, o, log))?
+        } else {
+            let x = self.to_dtype(DType::Float32, false)?;
+            rowwise::<f32, f32>(&x, dim, |i, o| softmax_row(i, o, log))?
+        };
+        out.to_dtype(result, false)
     }
 
     /// `softmax(dim, dtype)`: `exp(x - max) / sum(exp(x - max))` along `dim`.
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        let (x, result) = self.softmax_input("softmax_kernel_impl", dtype)?;
-        rowwise::<f64, f64>(&x, dim, |i, o| {
-            let m = i.iter().copied().fold(f64::NEG_INFINITY, f64_max);
-            let mut s = 0.0;
-            for (a, b) in i.iter().zip(o.iter_mut()) {
-                *b = (a - m).exp();
-                s += *b;
-            }
-            for b in o.iter_mut() {
-                *b /= s;
-            }
-        })?
-        .to_dtype(result, false)
+        self.softmax_impl(dim, dtype, false)
     }
 
     /// `log_softmax(dim, dtype)`: `x - max - log(sum(exp(x - max)))` along `dim`.
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        let (x, result) = self.softmax_input("log_softmax_lastdim_kernel_impl", dtype)?;
-        rowwise::<f64, f64>(&x, dim, |i, o| {
-            let m = i.iter().copied().fold(f64::NEG_INFINITY, f64_max);
-            let m = if m.is_infinite() { 0.0 } else { m };
-            let s: f64 = i.iter().map(|a| (a - m).exp()).sum();
-            let l = s.ln();
-            for (a, b) in i.iter().zip(o.iter_mut()) {
-                *b = a - m - l;
-            }
-        })?
-        .to_dtype(result, false)
+        self.softmax_impl(dim, dtype, true)
     }
 }
 
-/// Max that propagates NaN.
-fn f64_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
+/// One row of (log-)softmax. An infinite maximum makes the row NaN, as in ATen.
+fn softmax_row<F: FloatMath>(i: &[F], o: &mut [F], log: bool) {
+    let mut m = F::from_f64(f64::NEG_INFINITY);
+    for &x in i {
+        if x.is_nan() || m.is_nan() {
+            m = F::from_f64(f64::NAN);
+        } else if x > m {
+            m = x;
+        }
+    }
+    let mut s = F::zero();
+    for (&a, b) in i.iter().zip(o.iter_mut()) {
+        let e = (a - m).exp();
+        if !log {
+            *b = e;
+        }
+        s = s + e;
+    }
+    if log {
+        let l = s.ln();
+        for (&a, b) in i.iter().zip(o.iter_mut()) {
+            *b = a - m - l;
+        }
     } else {
-        a.max(b)
+        for b in o.iter_mut() {
+            *b = *b / s;
+        }
     }
 }
 

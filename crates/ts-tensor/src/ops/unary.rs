@@ -193,6 +193,9 @@ impl FloatFn for Gelu {
             let k: F = c(0.7978845608028654); // sqrt(2 / pi)
             let inner = k * (x + c::<F>(0.044715) * x * x * x);
             half * x * (F::one() + inner.tanh())
+        } else if x.wabs() == F::from_f64(f64::INFINITY) {
+            // torch 2.15 gives NaN for gelu(±inf) with the erf formulation.
+            F::from_f64(f64::NAN)
         } else {
             let inv_sqrt2: F = c(std::f64::consts::FRAC_1_SQRT_2);
             x * half * (F::one() + (x * inv_sqrt2).erf())
@@ -454,20 +457,38 @@ impl Tensor {
         })
     }
 
-    /// `hardtanh(min_val, max_val)`: clamps to the range (also for integer dtypes).
+    /// `hardtanh(min_val, max_val)`: clamps to the range, keeping the dtype (also for integer
+    /// dtypes, where the bounds are truncated).
     pub fn hardtanh(&self, min_val: Scalar, max_val: Scalar) -> Result<Tensor> {
-        if self.dtype() == DType::Bool {
+        let dt = self.dtype();
+        if dt == DType::Bool {
             return Err(not_implemented("hardtanh_cpu", DType::Bool));
         }
-        self.clamp(Some(min_val), Some(max_val))
+        let cast = |s: Scalar| {
+            if dt.is_floating_point() {
+                s
+            } else {
+                Scalar::Int(s.to_i64())
+            }
+        };
+        self.clamp(Some(cast(min_val)), Some(cast(max_val)))?
+            .to_dtype(dt, false)
     }
 
     /// In-place `hardtanh_`.
     pub fn hardtanh_(&self, min_val: Scalar, max_val: Scalar) -> Result<()> {
-        if self.dtype() == DType::Bool {
+        let dt = self.dtype();
+        if dt == DType::Bool {
             return Err(not_implemented("hardtanh_cpu", DType::Bool));
         }
-        self.clamp_(Some(min_val), Some(max_val))
+        let cast = |s: Scalar| {
+            if dt.is_floating_point() {
+                s
+            } else {
+                Scalar::Int(s.to_i64())
+            }
+        };
+        self.clamp_(Some(cast(min_val)), Some(cast(max_val)))
     }
 
     /// `relu6`: `hardtanh(x, 0, 6)`.
