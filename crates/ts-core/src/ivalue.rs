@@ -580,7 +580,7 @@ pub fn write_tensor_constant(out: &mut String, t: &Tensor) {
         }
         out.push('}');
     } else if n <= 10 {
-        out.push_str(&ts_tensor::print::aten_string(t).replace('\n', " "));
+        out.push_str(&ts_tensor::aten_format::aten_string(t).replace('\n', " "));
     } else {
         out.push_str("<Tensor>");
     }

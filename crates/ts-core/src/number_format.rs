@@ -1,6 +1,6 @@
 //! Number formatting as PyTorch prints IValues (`2.`, `0.10000000000000001`, `1e-05`, `inf`).
 
-pub use ts_tensor::print::format_g;
+pub use ts_tensor::aten_format::format_g;
 
 /// A float as TorchScript prints it (`str(2.0) == "2."`, `0.10000000000000001`, `1e+20`):
 /// 17 significant digits, and a trailing `.` when the text would otherwise read as an int.

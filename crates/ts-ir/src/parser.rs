@@ -638,7 +638,7 @@ impl<'a> IrParser<'a> {
             .collect::<Result<_, _>>()
             .map_err(|_| self.err("malformed tensor constant values"))?;
         let t = Tensor::from_vec(values, &sizes)
-            .and_then(|t| t.to_dtype(dtype))
+            .and_then(|t| t.to_dtype(dtype, false))
             .map_err(|e| self.err(e.message))?;
         self.pos += open + close + 2;
         Ok(Some(t))

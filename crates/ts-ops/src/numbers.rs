@@ -487,10 +487,10 @@ fn register_log(r: &Registry) {
 }
 
 fn libm_erf(x: f64) -> f64 {
-    ts_tensor::float::Float::erf(x)
+    libm::erf(x)
 }
 fn libm_erfc(x: f64) -> f64 {
-    ts_tensor::float::Float::erfc(x)
+    libm::erfc(x)
 }
 fn libm_gamma(x: f64) -> f64 {
     gamma(x)

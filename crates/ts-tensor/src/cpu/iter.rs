@@ -1,0 +1,380 @@
+//! The elementwise iterator (a small TensorIterator): broadcasts inputs, allocates or checks the
+//! output, picks a memory-friendly iteration order and hands a [`Plan`] to typed kernels.
+//!
+//! Output layout follows ATen: a new output gets the dimension order of the inputs (so
+//! `x.t().exp()` is itself transposed), an in-place output must already have the broadcast shape,
+//! and an `out=` tensor is resized when its shape differs. When the output's dtype differs from the
+//! kernel's result dtype the kernel writes a temporary that is then cast into the output.
+
+use smallvec::SmallVec;
+
+use crate::cpu::loops::{LoopOperand, Plan, SendPtr};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::overlap::{assert_no_internal_overlap, assert_no_partial_overlap};
+use crate::shape::{broadcast_shapes, strides_for_permutation};
+use crate::tensor::{Dims, Tensor, TensorMeta};
+
+/// Where an elementwise result goes.
+#[derive(Clone, Copy)]
+pub(crate) enum Out<'a> {
+    /// A new tensor of the given dtype.
+    New(DType),
+    /// An existing tensor that must already have the broadcast shape (`add_`).
+    InPlace(&'a Tensor),
+    /// An `out=` tensor, resized to the broadcast shape if needed.
+    Into(&'a Tensor),
+}
+
+/// The dtype kernels compute and store in for a result of dtype `dt`: float16 and bfloat16
+/// results are computed as float32 and rounded once when written back, which is what ATen's
+/// `opmath` does and keeps the number of kernel instantiations down.
+pub(crate) fn kernel_dtype(dt: DType) -> DType {
+    match dt {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        other => other,
+    }
+}
+
+/// A built elementwise iteration: output first, then the inputs.
+pub(crate) struct ElementwiseIter<const N: usize> {
+    pub plan: Plan<N>,
+    /// The tensor the kernel writes.
+    pub output: Tensor,
+    /// The caller's output when the kernel writes a temporary of another dtype.
+    target: Option<Tensor>,
+}
+
+impl<const N: usize> ElementwiseIter<N> {
+    /// Builds the iteration. `kernel_dtype` is the dtype the kernel writes; inputs are read with
+    /// their own dtypes (callers cast them first when the kernel expects one dtype).
+    pub(crate) fn new(out: Out<'_>, kernel_dtype: DType, inputs: &[&Tensor]) -> Result<Self> {
+        if inputs.len() + 1 != N {
+            return Err(Error::runtime(format!(
+                "internal error: elementwise iterator built for {} operands with {} inputs",
+                N,
+                inputs.len()
+            )));
+        }
+        let metas: SmallVec<[TensorMeta; 4]> = inputs.iter().map(|t| t.meta_snapshot()).collect();
+        let mut shape: Dims = SmallVec::new();
+        for m in &metas {
+            shape = broadcast_shapes(&shape, &m.sizes)?;
+        }
+        let fixed_out = match out {
+            Out::InPlace(t) => {
+                let om = t.meta_snapshot();
+                let b = broadcast_shapes(&om.sizes, &shape)?;
+                if b != om.sizes {
+                    return Err(Error::runtime(format!(
+                        "output with shape {:?} doesn't match the broadcast shape {:?}",
+                        om.sizes.as_slice(),
+                        b.as_slice()
+                    )));
+                }
+                shape = b;
+                Some((t, om))
+            }
+            Out::Into(t) => Some((t, t.meta_snapshot())),
+            Out::New(_) => None,
+        };
+        // Input strides broadcast to `shape`.
+        let nd = shape.len();
+        let in_strides: SmallVec<[Dims; 4]> =
+            metas.iter().map(|m| broadcast_strides(m, &shape)).collect();
+        // The output's strides take part in ordering only when it exists already with the shape.
+        let out_existing: Option<Dims> = match &fixed_out {
+            Some((_, om)) if om.sizes == shape => Some(om.strides.clone()),
+            _ => None,
+        };
+        let perm = reorder(&shape, out_existing.as_ref(), &in_strides);
+        let mut target = None;
+        let output = match out {
+            Out::New(dt) => {
+                let strides = strides_for_permutation(&shape, &perm);
+                if dt != kernel_dtype {
+                    target = Some(Tensor::empty_strided(&shape, &strides, dt)?);
+                }
+                Tensor::empty_strided(&shape, &strides, kernel_dtype)?
+            }
+            Out::InPlace(t) | Out::Into(t) => {
+                if matches!(out, Out::Into(_)) && t.meta().sizes != shape {
+                    resize_out(t, &shape, &strides_for_permutation(&shape, &perm))?;
+                }
+                let om = t.meta_snapshot();
+                assert_no_internal_overlap(&om)?;
+                for m in &metas {
+                    assert_no_partial_overlap(&om, m)?;
+                }
+                if om.dtype == kernel_dtype {
+                    t.clone()
+                } else {
+                    target = Some(t.clone());
+                    Tensor::empty_strided(
+                        &shape,
+                        &strides_for_permutation(&shape, &perm),
+                        kernel_dtype,
+                    )?
+                }
+            }
+        };
+        let om = output.meta_snapshot();
+        let mut ops: SmallVec<[LoopOperand; 4]> = SmallVec::new();
+        ops.push(LoopOperand {
+            ptr: SendPtr(om.data_ptr()),
+            strides: om
+                .strides
+                .iter()
+                .map(|&s| s as isize * om.dtype.size() as isize)
+                .collect(),
+        });
+        for (m, st) in metas.iter().zip(&in_strides) {
+            ops.push(LoopOperand {
+                ptr: SendPtr(m.data_ptr()),
+                strides: st
+                    .iter()
+                    .map(|&s| s as isize * m.dtype.size() as isize)
+                    .collect(),
+            });
+        }
+        let order: SmallVec<[usize; 6]> = perm.iter().rev().copied().collect();
+        let mut it = ops.into_iter();
+        let ops_arr: [LoopOperand; N] = std::array::from_fn(|_| {
+            it.next().unwrap_or(LoopOperand {
+                ptr: SendPtr(std::ptr::null_mut()),
+                strides: SmallVec::from_elem(0, nd),
+            })
+        });
+        Ok(ElementwiseIter {
+            plan: Plan::new(&shape, &order, ops_arr),
+            output,
+            target,
+        })
+    }
+
+    /// Finishes: casts a temporary into the caller's output and returns the output tensor.
+    pub(crate) fn finish(self) -> Result<Tensor> {
+        match self.target {
+            Some(t) => {
+                crate::cpu::cast::copy_into(&t.meta_snapshot(), &self.output.meta_snapshot())?;
+                Ok(t)
+            }
+            None => Ok(self.output),
+        }
+    }
+}
+
+/// Strides of `m` broadcast to `shape` (0 where `m` is broadcast).
+pub(crate) fn broadcast_strides(m: &TensorMeta, shape: &[i64]) -> Dims {
+    let nd = shape.len();
+    let off = nd - m.sizes.len();
+    let mut st: Dims = SmallVec::from_elem(0, nd);
+    for i in 0..m.sizes.len() {
+        if m.sizes[i] != 1 || shape[i + off] == 1 {
+            st[i + off] = m.strides[i];
+        }
+    }
+    st
+}
+
+/// The iteration permutation from fastest- to slowest-varying dimension, as ATen's
+/// `reorder_dimensions`: operands are compared in order (output first when it already exists),
+/// broadcast dimensions are skipped, and ties are broken by size.
+pub(crate) fn reorder(shape: &[i64], out: Option<&Dims>, inputs: &[Dims]) -> SmallVec<[usize; 6]> {
+    let nd = shape.len();
+    let mut perm: SmallVec<[usize; 6]> = (0..nd).rev().collect();
+    let operands: SmallVec<[&Dims; 5]> = out.into_iter().chain(inputs.iter()).collect();
+    // Returns 1 when dim0 should move after dim1 (dim0 is slower-varying), -1 to keep.
+    let should_swap = |dim0: usize, dim1: usize| -> i32 {
+        for st in &operands {
+            let s0 = st[dim0];
+            let s1 = st[dim1];
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            if s0 < s1 {
+                return -1;
+            }
+            if s0 > s1 {
+                return 1;
+            }
+            if shape[dim0] > shape[dim1] {
+                return 1;
+            }
+        }
+        0
+    };
+    for i in 1..nd {
+        let mut dim1 = i;
+        for dim0 in (0..i).rev() {
+            let c = should_swap(perm[dim0], perm[dim1]);
+            if c > 0 {
+                perm.swap(dim0, dim1);
+                dim1 = dim0;
+            } else if c < 0 {
+                break;
+            }
+        }
+    }
+    perm
+}
+
+/// Resizes an `out=` tensor in place (visible through every handle), keeping its storage when
+/// it is large enough. A larger size gets new storage holding the old bytes.
+pub(crate) fn resize_out(t: &Tensor, sizes: &[i64], strides: &[i64]) -> Result<()> {
+    let m = t.meta_snapshot();
+    let numel = crate::tensor::checked_numel(sizes)?;
+    let mut extent = 0usize;
+    if numel > 0 {
+        extent = 1;
+        for (&sz, &st) in sizes.iter().zip(strides) {
+            extent += (sz as usize - 1) * st as usize;
+        }
+    }
+    let need = (m.offset + extent) * m.dtype.size();
+    let storage = if need <= m.storage.nbytes() {
+        m.storage.clone()
+    } else {
+        let s = crate::Storage::zeroed(need, m.storage.device())?;
+        let old = m.storage.nbytes();
+        // SAFETY: both buffers are valid for `old` bytes (the new one is larger) and distinct.
+        unsafe { std::ptr::copy_nonoverlapping(m.storage.as_ptr(), s.as_mut_ptr(), old) };
+        s
+    };
+    t.set_meta(TensorMeta {
+        storage,
+        sizes: sizes.into(),
+        strides: strides.into(),
+        offset: m.offset,
+        dtype: m.dtype,
+        requires_grad: m.requires_grad,
+    });
+    Ok(())
+}
+
+/// Typed inner loops. Each takes the pointers and byte strides of one innermost run and applies
+/// a per-element function; contiguous and scalar-broadcast runs get loops the compiler
+/// vectorizes.
+pub(crate) mod kernels {
+    use std::mem::size_of;
+
+    /// `out[i] = f(a[i])`.
+    ///
+    /// # Safety
+    /// The pointers must address `n` elements of the given types at the given byte strides.
+    #[inline(always)]
+    pub(crate) unsafe fn unary<A: Copy, O: Copy>(
+        p: &[*mut u8; 2],
+        s: &[isize; 2],
+        n: usize,
+        f: impl Fn(A) -> O,
+    ) {
+        let o = p[0] as *mut O;
+        let a = p[1] as *const A;
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            if s[0] == size_of::<O>() as isize && s[1] == size_of::<A>() as isize {
+                for i in 0..n {
+                    *o.add(i) = f(*a.add(i));
+                }
+            } else if s[0] == size_of::<O>() as isize && s[1] == 0 {
+                let v = f(*a);
+                for i in 0..n {
+                    *o.add(i) = v;
+                }
+            } else {
+                let (mut po, mut pa) = (p[0], p[1] as *const u8);
+                for _ in 0..n {
+                    *(po as *mut O) = f(*(pa as *const A));
+                    po = po.wrapping_offset(s[0]);
+                    pa = pa.wrapping_offset(s[1]);
+                }
+            }
+        }
+    }
+
+    /// `out[i] = f(a[i], b[i])`.
+    ///
+    /// # Safety
+    /// The pointers must address `n` elements of the given types at the given byte strides.
+    #[inline(always)]
+    pub(crate) unsafe fn binary<A: Copy, B: Copy, O: Copy>(
+        p: &[*mut u8; 3],
+        s: &[isize; 3],
+        n: usize,
+        f: impl Fn(A, B) -> O,
+    ) {
+        let o = p[0] as *mut O;
+        let a = p[1] as *const A;
+        let b = p[2] as *const B;
+        let so = size_of::<O>() as isize;
+        let sa = size_of::<A>() as isize;
+        let sb = size_of::<B>() as isize;
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            if s[0] == so && s[1] == sa && s[2] == sb {
+                for i in 0..n {
+                    *o.add(i) = f(*a.add(i), *b.add(i));
+                }
+            } else if s[0] == so && s[1] == sa && s[2] == 0 {
+                let bv = *b;
+                for i in 0..n {
+                    *o.add(i) = f(*a.add(i), bv);
+                }
+            } else if s[0] == so && s[1] == 0 && s[2] == sb {
+                let av = *a;
+                for i in 0..n {
+                    *o.add(i) = f(av, *b.add(i));
+                }
+            } else {
+                let (mut po, mut pa, mut pb) = (p[0], p[1] as *const u8, p[2] as *const u8);
+                for _ in 0..n {
+                    *(po as *mut O) = f(*(pa as *const A), *(pb as *const B));
+                    po = po.wrapping_offset(s[0]);
+                    pa = pa.wrapping_offset(s[1]);
+                    pb = pb.wrapping_offset(s[2]);
+                }
+            }
+        }
+    }
+
+    /// `out[i] = f(a[i], b[i], c[i])` (no special fast paths beyond contiguity).
+    ///
+    /// # Safety
+    /// The pointers must address `n` elements of the given types at the given byte strides.
+    #[inline(always)]
+    pub(crate) unsafe fn ternary<A: Copy, B: Copy, C: Copy, O: Copy>(
+        p: &[*mut u8; 4],
+        s: &[isize; 4],
+        n: usize,
+        f: impl Fn(A, B, C) -> O,
+    ) {
+        let (mut po, mut pa, mut pb, mut pc) = (
+            p[0],
+            p[1] as *const u8,
+            p[2] as *const u8,
+            p[3] as *const u8,
+        );
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            if s[0] == size_of::<O>() as isize
+                && s[1] == size_of::<A>() as isize
+                && s[2] == size_of::<B>() as isize
+                && s[3] == size_of::<C>() as isize
+            {
+                let (o, a, b, c) = (po as *mut O, pa as *const A, pb as *const B, pc as *const C);
+                for i in 0..n {
+                    *o.add(i) = f(*a.add(i), *b.add(i), *c.add(i));
+                }
+                return;
+            }
+            for _ in 0..n {
+                *(po as *mut O) = f(*(pa as *const A), *(pb as *const B), *(pc as *const C));
+                po = po.wrapping_offset(s[0]);
+                pa = pa.wrapping_offset(s[1]);
+                pb = pb.wrapping_offset(s[2]);
+                pc = pc.wrapping_offset(s[3]);
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! CPU kernels: dtype dispatch, per-element arithmetic, the strided loop driver and the
+//! elementwise iterator that ops build on.
+//!
+//! Every `unsafe` block of the crate's compute path lives under this module (plus `storage.rs`
+//! and the raw reads in `tensor.rs`); the ops in `crate::ops` only call safe functions.
+
+#[macro_use]
+pub(crate) mod dispatch;
+pub(crate) mod cast;
+pub(crate) mod fastmath;
+pub(crate) mod iter;
+pub(crate) mod loops;
+pub(crate) mod num;
+pub(crate) mod reduce;

@@ -1,0 +1,392 @@
+//! Matrix products: `mm`, `bmm`, `mv`, `dot`, `matmul`, `addmm`, `outer`. A straightforward,
+//! correct row-parallel kernel; the fast GEMM belongs to a later stage.
+
+use rayon::prelude::*;
+
+use crate::cpu::iter::kernel_dtype;
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::scalar::Scalar;
+use crate::shape::broadcast_shapes;
+use crate::tensor::{Dims, Tensor};
+
+/// `c[b] = a[b] @ b[b]` for `batch` row-major matrices (`m x k` times `k x n`).
+fn gemm<T>(a: &[T], b: &[T], batch: usize, m: usize, k: usize, n: usize) -> Vec<T>
+where
+    T: Copy + Default + Send + Sync + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let mut c = vec![T::default(); batch * m * n];
+    if n == 0 {
+        return c;
+    }
+    c.par_chunks_mut(n).enumerate().for_each(|(row, out)| {
+        let bi = row / m.max(1);
+        let i = row % m.max(1);
+        let arow = &a[(bi * m + i) * k..(bi * m + i + 1) * k];
+        let bm = &b[bi * k * n..(bi + 1) * k * n];
+        for (kk, &av) in arow.iter().enumerate() {
+            let brow = &bm[kk * n..(kk + 1) * n];
+            for (o, &bv) in out.iter_mut().zip(brow) {
+                *o = *o + av * bv;
+            }
+        }
+    });
+    c
+}
+
+fn wrapping_gemm(a: &[i64], b: &[i64], batch: usize, m: usize, k: usize, n: usize) -> Vec<i64> {
+    let mut c = vec![0i64; batch * m * n];
+    if n == 0 {
+        return c;
+    }
+    c.par_chunks_mut(n).enumerate().for_each(|(row, out)| {
+        let bi = row / m.max(1);
+        let i = row % m.max(1);
+        for kk in 0..k {
+            let av = a[(bi * m + i) * k + kk];
+            let brow = &b[(bi * k + kk) * n..(bi * k + kk + 1) * n];
+            for (o, &bv) in out.iter_mut().zip(brow) {
+                *o = o.wrapping_add(av.wrapping_mul(bv));
+            }
+        }
+    });
+    c
+}
+
+/// Batched product of contiguous-viewable `[batch, m, k]` and `[batch, k, n]` tensors of one dtype.
+fn batched(a: &Tensor, b: &Tensor, batch: usize, m: usize, k: usize, n: usize) -> Result<Tensor> {
+    let dt = a.dtype();
+    if dt == DType::Bool {
+        return Err(crate::cpu::dispatch::not_implemented("addmm_impl_cpu_", dt));
+    }
+    let shape = [batch as i64, m as i64, n as i64];
+    let kd = kernel_dtype(dt);
+    let out = match kd {
+        DType::Float32 => Tensor::from_vec(
+            gemm(
+                &a.contiguous_vec::<f32>()?,
+                &b.contiguous_vec::<f32>()?,
+                batch,
+                m,
+                k,
+                n,
+            ),
+            &shape,
+        )?,
+        DType::Float64 => Tensor::from_vec(
+            gemm(
+                &a.contiguous_vec::<f64>()?,
+                &b.contiguous_vec::<f64>()?,
+                batch,
+                m,
+                k,
+                n,
+            ),
+            &shape,
+        )?,
+        _ => Tensor::from_vec(
+            wrapping_gemm(
+                &a.contiguous_vec::<i64>()?,
+                &b.contiguous_vec::<i64>()?,
+                batch,
+                m,
+                k,
+                n,
+            ),
+            &shape,
+        )?,
+    };
+    out.to_dtype(dt, false)
+}
+
+fn same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::runtime(format!(
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            a.dtype().cpp_name(),
+            b.dtype().cpp_name()
+        )));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// `mm(mat2)`: matrix product of two 2-d tensors of the same dtype.
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.dim() != 2 {
+            return Err(Error::runtime(format!(
+                "mm: self must be a matrix, got {}-D tensor",
+                self.dim()
+            )));
+        }
+        if mat2.dim() != 2 {
+            return Err(Error::runtime(format!(
+                "mm: mat2 must be a matrix, got {}-D tensor",
+                mat2.dim()
+            )));
+        }
+        let (a, b) = (self.sizes(), mat2.sizes());
+        if a[1] != b[0] {
+            return Err(Error::runtime(format!(
+                "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                a[0], a[1], b[0], b[1]
+            )));
+        }
+        same_dtype(self, mat2)?;
+        batched(self, mat2, 1, a[0] as usize, a[1] as usize, b[1] as usize)?.reshape(&[a[0], b[1]])
+    }
+
+    /// `bmm(mat2)`: batched matrix product of two 3-d tensors.
+    pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.dim() != 3 {
+            return Err(Error::runtime("batch1 must be a 3D tensor"));
+        }
+        if mat2.dim() != 3 {
+            return Err(Error::runtime("batch2 must be a 3D tensor"));
+        }
+        let (a, b) = (self.sizes(), mat2.sizes());
+        if b[0] != a[0] || b[1] != a[2] {
+            return Err(Error::runtime(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                a[0], a[2], b[0], b[1]
+            )));
+        }
+        same_dtype(self, mat2)?;
+        batched(
+            self,
+            mat2,
+            a[0] as usize,
+            a[1] as usize,
+            a[2] as usize,
+            b[2] as usize,
+        )
+    }
+
+    /// `mv(vec)`: matrix-vector product.
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        if self.dim() != 2 || vec.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                self.dim(),
+                vec.dim()
+            )));
+        }
+        let (a, v) = (self.sizes(), vec.sizes());
+        if a[1] != v[0] {
+            return Err(Error::runtime(format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                a[0], a[0], a[1], v[0]
+            )));
+        }
+        if self.dtype() != vec.dtype() {
+            return Err(Error::runtime(format!(
+                "addmv input tensors must have the same dtype, but got {}, {}, and {}",
+                vec.dtype().scalar_type_name(),
+                self.dtype().scalar_type_name(),
+                vec.dtype().scalar_type_name()
+            )));
+        }
+        batched(self, &vec.unsqueeze(1)?, 1, a[0] as usize, a[1] as usize, 1)?.reshape(&[a[0]])
+    }
+
+    /// `dot(other)`: inner product of two 1-d tensors (a 0-dim result).
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        if self.dim() != 1 || other.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                self.dim(),
+                other.dim()
+            )));
+        }
+        if self.dtype() != other.dtype() {
+            return Err(Error::runtime(format!(
+                "dot : expected both vectors to have same dtype, but found {} and {}",
+                self.dtype().scalar_type_name(),
+                other.dtype().scalar_type_name()
+            )));
+        }
+        let (n, m) = (self.numel(), other.numel());
+        if n != m {
+            return Err(Error::runtime(format!(
+                "inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of elements, but got {n} and {m} elements respectively"
+            )));
+        }
+        batched(&self.unsqueeze(0)?, &other.unsqueeze(1)?, 1, 1, n, 1)?.reshape(&[])
+    }
+
+    /// `matmul(other)` (`@`): dot, matrix-vector, matrix-matrix or broadcast batched products
+    /// depending on the ranks, as `torch.matmul`.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (d1, d2) = (self.dim(), other.dim());
+        if d1 == 0 || d2 == 0 {
+            return Err(Error::runtime(format!(
+                "both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D"
+            )));
+        }
+        match (d1, d2) {
+            (1, 1) => self.dot(other),
+            (2, 1) => self.mv(other),
+            (1, 2) => self.unsqueeze(0)?.mm(other)?.squeeze_dim(0),
+            (2, 2) => self.mm(other),
+            (_, 1) | (_, 2) if d1 >= 3 => {
+                // Fold the batch dimensions of `self` into its rows.
+                let s = self.sizes();
+                let k = s[d1 - 1];
+                let rows: i64 = s[..d1 - 1].iter().product();
+                let folded = self.reshape(&[rows, k])?;
+                let mut out_shape: Vec<i64> = s[..d1 - 1].to_vec();
+                if d2 == 1 {
+                    folded.mv(other)?.reshape(&out_shape)
+                } else {
+                    out_shape.push(other.sizes()[1]);
+                    folded.mm(other)?.reshape(&out_shape)
+                }
+            }
+            _ => {
+                let a = if d1 == 1 {
+                    self.unsqueeze(0)?
+                } else {
+                    self.clone()
+                };
+                let b = if d2 == 1 {
+                    other.unsqueeze(1)?
+                } else {
+                    other.clone()
+                };
+                let (sa, sb) = (a.sizes(), b.sizes());
+                let (n, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+                let (k2, p) = (sb[sb.len() - 2], sb[sb.len() - 1]);
+                let batch: Dims = broadcast_shapes(&sa[..sa.len() - 2], &sb[..sb.len() - 2])?;
+                let bn: i64 = batch.iter().product();
+                let mut ea: Vec<i64> = batch.to_vec();
+                ea.extend([n, k]);
+                let mut eb: Vec<i64> = batch.to_vec();
+                eb.extend([k2, p]);
+                let a3 = a.expand(&ea, false)?.reshape(&[bn, n, k])?;
+                let b3 = b.expand(&eb, false)?.reshape(&[bn, k2, p])?;
+                let r = a3.bmm(&b3)?;
+                let mut out: Vec<i64> = batch.to_vec();
+                if d1 > 1 {
+                    out.push(n);
+                }
+                if d2 > 1 {
+                    out.push(p);
+                }
+                r.reshape(&out)
+            }
+        }
+    }
+
+    /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @ mat2)`.
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
+        let prod = mat1.mm(mat2)?;
+        let scaled = if alpha == Scalar::Int(1) {
+            prod
+        } else {
+            prod.mul_scalar(alpha)?
+        };
+        if beta.to_f64() == 0.0 {
+            let shape = crate::shape::broadcast_shapes(&self.sizes(), &scaled.sizes())?;
+            return scaled.expand(&shape, false)?.contiguous();
+        }
+        let base = if beta == Scalar::Int(1) {
+            self.clone()
+        } else {
+            self.mul_scalar(beta)?
+        };
+        base.add(&scaled, Scalar::Int(1))
+    }
+
+    /// `outer(vec2)`: the outer product of two vectors.
+    pub fn outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        if self.dim() != 1 || vec2.dim() != 1 {
+            return Err(Error::new(
+                ErrorKind::RuntimeError,
+                format!(
+                    "outer: Expected 1-D argument self, but got {}-D",
+                    self.dim()
+                ),
+            ));
+        }
+        self.unsqueeze(1)?.mul(&vec2.unsqueeze(0)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ar(n: i64, s: &[i64]) -> Tensor {
+        Tensor::from_vec((0..n).map(|i| i as f32).collect(), s).unwrap()
+    }
+
+    #[test]
+    fn products() {
+        let a = ar(6, &[2, 3]);
+        let b = ar(6, &[3, 2]);
+        assert_eq!(a.mm(&b).unwrap().to_vec::<f32>(), vec![10., 13., 28., 40.]);
+        // Transposed operands use logical layout.
+        assert_eq!(
+            a.mm(&a.t().unwrap()).unwrap().to_vec::<f32>(),
+            vec![5., 14., 14., 50.]
+        );
+        assert_eq!(
+            a.mm(&ar(20, &[4, 5])).unwrap_err().message,
+            "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+        );
+        assert_eq!(
+            a.mm(&Tensor::zeros(&[3, 2], DType::Float64).unwrap())
+                .unwrap_err()
+                .message,
+            "expected m1 and m2 to have the same dtype, but got: float != double"
+        );
+        let v = ar(3, &[3]);
+        assert_eq!(a.mv(&v).unwrap().to_vec::<f32>(), vec![5., 14.]);
+        assert_eq!(v.dot(&v).unwrap().to_vec::<f32>(), vec![5.]);
+        let i = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
+        assert_eq!(i.mm(&i).unwrap().to_vec::<i64>(), vec![7, 10, 15, 22]);
+        let bo = Tensor::zeros(&[2, 2], DType::Bool).unwrap();
+        assert!(bo.mm(&bo).is_err());
+    }
+
+    #[test]
+    fn matmul_shapes() {
+        let s = |a: &[i64], b: &[i64]| -> Vec<i64> {
+            let x = Tensor::zeros(a, DType::Float32).unwrap();
+            let y = Tensor::zeros(b, DType::Float32).unwrap();
+            x.matmul(&y).unwrap().sizes().to_vec()
+        };
+        assert_eq!(s(&[2, 1, 2, 3], &[5, 3, 4]), vec![2, 5, 2, 4]);
+        assert_eq!(s(&[3], &[5, 3, 4]), vec![5, 4]);
+        assert_eq!(s(&[6, 2, 3], &[3]), vec![6, 2]);
+        assert_eq!(s(&[3], &[3]), Vec::<i64>::new());
+        let e = Tensor::zeros(&[6, 2, 3], DType::Float32)
+            .unwrap()
+            .matmul(&Tensor::zeros(&[6, 4, 5], DType::Float32).unwrap())
+            .unwrap_err();
+        assert_eq!(e.message, "Expected size for first two dimensions of batch2 tensor to be: [6, 3] but got: [6, 4].");
+        let b = ar(24, &[2, 3, 4]);
+        let c = ar(8, &[2, 4, 1]);
+        // [[0*0+1*1+2*2+3*3], ...] per batch
+        assert_eq!(
+            b.bmm(&c).unwrap().to_vec::<f32>(),
+            vec![14., 38., 62., 302., 390., 478.]
+        );
+        let r = Tensor::from_vec(vec![1f32; 3], &[3])
+            .unwrap()
+            .addmm(
+                &ar(8, &[2, 4]),
+                &ar(12, &[4, 3]),
+                Scalar::Float(0.5),
+                Scalar::Int(2),
+            )
+            .unwrap();
+        assert_eq!(r.to_vec::<f32>()[0], 0.5 + 2.0 * 42.0);
+    }
+}

@@ -1,0 +1,19 @@
+//! Tensor operations, as methods on [`Tensor`](crate::Tensor) named after ATen, grouped by
+//! family. Free functions (`cat`, `stack`, `where_`, the factories) live in their modules and are
+//! re-exported at the crate root.
+
+pub mod binary;
+pub mod copy;
+pub mod factory;
+pub mod gather;
+pub mod index;
+pub mod join;
+pub mod linalg;
+pub mod random;
+pub mod rearrange;
+pub mod reduce;
+pub mod scan;
+pub mod sort;
+pub mod ternary;
+pub mod unary;
+pub mod view;
