@@ -1,12 +1,14 @@
 //! `ts-runtime`: runs TorchScript (PyTorch's `jit/runtime` and `jit/api`): [`Code`], the
 //! interpreter with fork/wait, the graph executor, and calling functions and methods.
 
+pub mod arguments;
 pub mod code;
 pub mod error;
 pub mod executor;
 pub mod interpreter;
 pub mod run;
 
+pub use arguments::{bind_arguments, coerce};
 pub use code::{Code, Instr};
 pub use error::{ExecutionError, TraceFrame};
 pub use executor::{code_for_call, executor_of, ArgumentSpec, GraphExecutor};

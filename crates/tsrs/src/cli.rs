@@ -25,6 +25,20 @@ enum Command {
         /// The schema file.
         file: PathBuf,
     },
+    /// Run a function of a program (or a method of a saved model) on saved inputs.
+    Run {
+        /// A TorchScript source file or a `torch.jit.save` archive (`.pt`).
+        program: PathBuf,
+        /// The function (or method) to call.
+        #[arg(long)]
+        entry: String,
+        /// `torch.save(tuple_of_positional_arguments)`; no arguments when absent.
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+        /// Where to `torch.save` the result; printed to stdout when absent.
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
     /// Print the graph of a function (as PyTorch's `fn.graph` shows it).
     Graph {
         /// A TorchScript source file.
@@ -70,6 +84,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
     match cli.command {
         Command::Ir { file } => crate::dev_commands::ir(&file),
         Command::Schema { file } => crate::dev_commands::schema(&file),
+        Command::Run {
+            program,
+            entry,
+            inputs,
+            output,
+        } => crate::run_command::run(&program, &entry, inputs.as_deref(), output.as_deref()),
         Command::Graph {
             program,
             entry,

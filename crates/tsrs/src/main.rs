@@ -2,7 +2,9 @@
 
 mod cli;
 mod dev_commands;
+mod model;
 mod program;
+mod run_command;
 
 use std::process::ExitCode;
 
