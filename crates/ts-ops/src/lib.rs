@@ -9,6 +9,7 @@ pub mod registry;
 pub mod schema_table;
 pub mod stack;
 pub mod strings;
+pub mod tensor_ops;
 
 pub use registry::{
     op, registry, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
@@ -22,6 +23,7 @@ pub fn register_builtins(r: &Registry) {
     containers::register_dicts(r);
     strings::register(r);
     prim::register(r);
+    tensor_ops::register(r);
 }
 
 /// The schemas of every implemented operator (the coverage table of `tsrs ops`).

@@ -52,3 +52,8 @@ pub fn overload_lines(name: &str) -> &'static [&'static str] {
 pub fn total_schemas() -> usize {
     table().by_full_name.len()
 }
+
+/// Every schema line, in the table's order.
+pub fn all_lines() -> impl Iterator<Item = &'static str> {
+    TEXT.lines().filter(|l| !l.is_empty())
+}

@@ -132,3 +132,16 @@ fn list_and_dict_semantics() {
     .unwrap();
     assert_eq!(v[0].as_int_list().unwrap(), vec![1, 3]);
 }
+
+#[test]
+fn every_tensor_binding_names_a_real_pytorch_schema() {
+    let r = ts_ops::registry();
+    assert!(r.len() > 500, "only {} operators registered", r.len());
+    assert_eq!(
+        ts_ops::tensor_ops::registration_errors(),
+        Vec::<String>::new()
+    );
+    // Derived variants exist for kernels without a dedicated in-place/out binding.
+    assert!(r.find("aten::atan2_").is_some());
+    assert!(r.find("aten::add.out").is_some());
+}

@@ -1,0 +1,232 @@
+//! Factories: `torch.tensor`, zeros/ones/full/empty (and `_like`, `new_`), ranges, random.
+
+use ts_core::IValue;
+use ts_tensor::{default_dtype, factory, DType, Error, Scalar, Tensor};
+
+use super::{def, def_many, Args};
+use crate::registry::Registry;
+
+/// The dtype of `torch.tensor(data)` when none is given: bool, int64 or the default float.
+fn infer_dtype(v: &IValue) -> DType {
+    match v {
+        IValue::Bool(_) => DType::Bool,
+        IValue::Int(_) => DType::Int64,
+        IValue::Double(_) => default_dtype(),
+        IValue::Tensor(t) => t.dtype(),
+        IValue::List(l) => {
+            l.items
+                .read()
+                .first()
+                .map(infer_dtype)
+                .unwrap_or_else(|| match &*l.elem_type {
+                    ts_core::Type::Int => DType::Int64,
+                    ts_core::Type::Bool => DType::Bool,
+                    _ => default_dtype(),
+                })
+        }
+        _ => default_dtype(),
+    }
+}
+
+/// Flattens nested lists of numbers, checking that they are rectangular.
+fn flatten_nested(
+    v: &IValue,
+    depth: usize,
+    sizes: &mut Vec<i64>,
+    out: &mut Vec<Scalar>,
+) -> Result<(), Error> {
+    match v {
+        IValue::List(l) => {
+            let items = l.items.read();
+            if sizes.len() == depth {
+                sizes.push(items.len() as i64);
+            } else if sizes.get(depth) != Some(&(items.len() as i64)) {
+                return Err(Error::runtime(format!(
+                    "Expected sequence of length {} at dim {depth} (got {})",
+                    sizes.get(depth).copied().unwrap_or(0),
+                    items.len()
+                )));
+            }
+            for x in items.iter() {
+                flatten_nested(x, depth + 1, sizes, out)?;
+            }
+            Ok(())
+        }
+        other => {
+            if depth != sizes.len() {
+                return Err(Error::runtime(format!(
+                    "Expected sequence at dim {depth} but found a number"
+                )));
+            }
+            let s = other.as_scalar().ok_or_else(|| {
+                Error::runtime(format!(
+                    "Expected a number in torch.tensor data, got '{}'",
+                    other.tag_name()
+                ))
+            })?;
+            out.push(s);
+            Ok(())
+        }
+    }
+}
+
+/// `torch.tensor(data, dtype=...)` for a number or nested lists of numbers.
+pub fn tensor_from_value(v: &IValue, dtype: Option<DType>) -> Result<Tensor, Error> {
+    let dtype = dtype.unwrap_or_else(|| infer_dtype(v));
+    let mut sizes = Vec::new();
+    let mut flat = Vec::new();
+    flatten_nested(v, 0, &mut sizes, &mut flat)?;
+    let f64s: Vec<f64> = flat.iter().map(|s| s.to_f64()).collect();
+    let t = if dtype.is_floating_point() {
+        Tensor::from_vec(f64s, &sizes)?
+    } else if dtype == DType::Bool {
+        Tensor::from_vec(
+            flat.iter().map(|s| s.to_bool()).collect::<Vec<bool>>(),
+            &sizes,
+        )?
+    } else {
+        Tensor::from_vec(
+            flat.iter().map(|s| s.to_i64()).collect::<Vec<i64>>(),
+            &sizes,
+        )?
+    };
+    t.to_dtype(dtype, false)
+}
+
+fn scalar_factory(a: &Args, s: Scalar) -> Result<Tensor, Error> {
+    a.check_device(2)?;
+    let dtype = a.dtype(1)?.unwrap_or_else(|| match s {
+        Scalar::Bool(_) => DType::Bool,
+        Scalar::Int(_) => DType::Int64,
+        Scalar::Float(_) => default_dtype(),
+    });
+    Tensor::scalar_tensor(s, dtype)
+}
+
+/// Registers the factory operators.
+pub fn register(r: &Registry) {
+    def_many(
+        r,
+        &[
+            "aten::tensor.int",
+            "aten::tensor.float",
+            "aten::tensor.bool",
+        ],
+        |a| scalar_factory(a, a.s(0)?),
+    );
+    def_many(
+        r,
+        &[
+            "aten::as_tensor.int",
+            "aten::as_tensor.float",
+            "aten::as_tensor.bool",
+        ],
+        |a| scalar_factory(a, a.s(0)?),
+    );
+    def(r, "aten::tensor", |a| {
+        a.check_device(2)?;
+        tensor_from_value(a.v(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::as_tensor.list", |a| {
+        a.check_device(2)?;
+        tensor_from_value(a.v(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::as_tensor", |a| {
+        a.check_device(2)?;
+        let t = a.t(0)?;
+        match a.dtype(1)? {
+            Some(d) => t.to_dtype(d, false),
+            None => Ok(t.clone()),
+        }
+    });
+    def(r, "aten::scalar_tensor", |a| {
+        let s = a.s(0)?;
+        Tensor::scalar_tensor(s, a.dtype(1)?.unwrap_or_else(default_dtype))
+    });
+    def(r, "aten::zeros", |a| {
+        factory::zeros(&a.ints(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::ones", |a| factory::ones(&a.ints(0)?, a.dtype(1)?));
+    def(r, "aten::empty.memory_format", |a| {
+        // Fresh memory is zero-filled: deterministic where PyTorch's is arbitrary.
+        factory::zeros(&a.ints(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::full", |a| {
+        factory::full(&a.ints(0)?, a.s(1)?, a.dtype(2)?)
+    });
+    def(r, "aten::zeros_like", |a| {
+        factory::zeros_like(a.t(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::ones_like", |a| {
+        factory::ones_like(a.t(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::empty_like", |a| {
+        factory::zeros_like(a.t(0)?, a.dtype(1)?)
+    });
+    def(r, "aten::full_like", |a| {
+        factory::full_like(a.t(0)?, a.s(1)?, a.dtype(2)?)
+    });
+    def(r, "aten::new_zeros", |a| {
+        factory::zeros(&a.ints(1)?, Some(a.dtype(2)?.unwrap_or(a.t(0)?.dtype())))
+    });
+    def(r, "aten::new_ones", |a| {
+        factory::ones(&a.ints(1)?, Some(a.dtype(2)?.unwrap_or(a.t(0)?.dtype())))
+    });
+    def(r, "aten::new_empty", |a| {
+        factory::zeros(&a.ints(1)?, Some(a.dtype(2)?.unwrap_or(a.t(0)?.dtype())))
+    });
+    def(r, "aten::new_full", |a| {
+        factory::full(
+            &a.ints(1)?,
+            a.s(2)?,
+            Some(a.dtype(3)?.unwrap_or(a.t(0)?.dtype())),
+        )
+    });
+    def(r, "aten::arange", |a| {
+        factory::arange(Scalar::Int(0), a.s(0)?, Scalar::Int(1), a.dtype(1)?)
+    });
+    def(r, "aten::arange.start", |a| {
+        factory::arange(a.s(0)?, a.s(1)?, Scalar::Int(1), a.dtype(2)?)
+    });
+    def(r, "aten::arange.start_step", |a| {
+        factory::arange(a.s(0)?, a.s(1)?, a.s(2)?, a.dtype(3)?)
+    });
+    def(r, "aten::linspace", |a| {
+        factory::linspace(a.s(0)?, a.s(1)?, a.int(2)?, a.dtype(3)?)
+    });
+    def(r, "aten::eye", |a| {
+        factory::eye(a.int(0)?, None, a.dtype(1)?)
+    });
+    def(r, "aten::eye.m", |a| {
+        factory::eye(a.int(0)?, Some(a.int(1)?), a.dtype(2)?)
+    });
+    def(r, "aten::rand", |a| {
+        ts_tensor::ops::random::rand(&a.ints(0)?, a.dtype(1)?, None)
+    });
+    def(r, "aten::randn", |a| {
+        ts_tensor::ops::random::randn(&a.ints(0)?, a.dtype(1)?, None)
+    });
+    def(r, "aten::randint", |a| {
+        ts_tensor::ops::random::randint(0, a.int(0)?, &a.ints(1)?, a.dtype(2)?, None)
+    });
+    def(r, "aten::randint.low", |a| {
+        ts_tensor::ops::random::randint(a.int(0)?, a.int(1)?, &a.ints(2)?, a.dtype(3)?, None)
+    });
+    def(r, "aten::rand_like", |a| {
+        ts_tensor::ops::random::rand_like(a.t(0)?, a.dtype(1)?, None)
+    });
+    def(r, "aten::randn_like", |a| {
+        ts_tensor::ops::random::randn_like(a.t(0)?, a.dtype(1)?, None)
+    });
+    def(r, "aten::bernoulli", |a| a.t(0)?.bernoulli(None));
+    def(r, "aten::normal_", |a| {
+        let t = a.t(0)?;
+        t.normal_(a.f(1)?, a.f(2)?, None)?;
+        Ok(t.clone())
+    });
+    def(r, "aten::uniform_", |a| {
+        let t = a.t(0)?;
+        t.uniform_(a.f(1)?, a.f(2)?, None)?;
+        Ok(t.clone())
+    });
+}
