@@ -43,6 +43,12 @@ pub enum SerializeError {
     /// outside its storage, a type tag that does not match its value, ...).
     #[error("{record}: {message}")]
     Invalid { record: String, message: String },
+    /// The archive's code does not compile (or a class it names is missing).
+    #[error("{record}: {message}")]
+    Code { record: String, message: String },
+    /// Running archive code while loading (a class's `__setstate__`) failed.
+    #[error("{record}: {message}")]
+    Runtime { record: String, message: String },
     /// A feature of the format that this implementation does not support.
     #[error("{record}: not supported: {what}")]
     Unsupported { record: String, what: String },

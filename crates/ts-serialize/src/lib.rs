@@ -26,6 +26,7 @@ pub mod archive;
 pub mod archive_writer;
 pub mod error;
 pub mod globals;
+pub mod module_import;
 pub mod opcodes;
 pub mod pickle_value;
 pub mod pickler;
@@ -41,6 +42,7 @@ pub mod value_loader;
 pub use archive::Archive;
 pub use archive_writer::ArchiveWriter;
 pub use error::{Result, SerializeError};
+pub use module_import::{compile_code, load_script_module, load_script_module_bytes, LoadedModule};
 pub use pickle_value::{
     Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,
     PickleValue, TupleId,

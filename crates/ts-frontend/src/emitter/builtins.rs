@@ -100,7 +100,9 @@ fn global_builtin(name: &str) -> Option<Sugared> {
         "Optional" | "Tuple" | "Union" | "Any" | "Future" | "NamedTuple" | "Enum" => {
             Some(Sugared::Module(format!("typing.{name}")))
         }
-        "torch" | "math" | "typing" | "warnings" => Some(Sugared::Module(name.to_string())),
+        "torch" | "math" | "typing" | "warnings" | "ops" | "__torch__" | "CONSTANTS" => {
+            Some(Sugared::Module(name.to_string()))
+        }
         "annotate" => sp(Special::Annotate),
         "fork" => sp(Special::Fork),
         "wait" => sp(Special::Wait),
@@ -132,7 +134,47 @@ impl FunctionEmitter<'_> {
         if let Some(e) = self.ctx.globals.get(name).cloned() {
             return self.emit_sugared(&e, None).map(Some);
         }
+        if self.ctx.archive {
+            // The printer writes non-finite floats as bare `inf` and `nan`.
+            match name {
+                "inf" => {
+                    return Ok(Some(Sugared::Simple(
+                        self.constant(IValue::Double(f64::INFINITY)),
+                    )))
+                }
+                "nan" => {
+                    return Ok(Some(Sugared::Simple(
+                        self.constant(IValue::Double(f64::NAN)),
+                    )))
+                }
+                _ => {}
+            }
+        }
         Ok(global_builtin(name))
+    }
+
+    /// A fully qualified name from archive code (`__torch__.a.b.f`, `__torch__.a.B`): a function
+    /// or type of the unit, or a deeper namespace.
+    fn qualified_global(&mut self, full: &str, range: &SourceRange) -> CResult<Sugared> {
+        if let Some(f) = self.ctx.get_function(full, range)? {
+            return Ok(Sugared::Function(f));
+        }
+        if let Some(t) = self.ctx.cu.find_type(full) {
+            self.ctx.ensure_class(full)?;
+            return Ok(match &*t {
+                Type::Class(c) => Sugared::Class(c.clone()),
+                Type::Enum(e) => Sugared::Enum(e.clone()),
+                Type::Tuple(_) => Sugared::NamedTuple(t.clone()),
+                _ => Sugared::TypeName(t.clone()),
+            });
+        }
+        if full.starts_with("__torch__.torch.classes.") {
+            return self.err(
+                range,
+                format!("{full} is a custom C++ class (torch.classes); torchscript-rs cannot load custom classes"),
+            );
+        }
+        Ok(Sugared::Module(full.to_string()))
     }
 
     // -----------------------------------------------------------------------------------------
@@ -192,6 +234,29 @@ impl FunctionEmitter<'_> {
 
     fn module_attr(&mut self, module: &str, name: &str, range: &SourceRange) -> CResult<Sugared> {
         let full = format!("{module}.{name}");
+        if module == "__torch__" || module.starts_with("__torch__.") {
+            return self.qualified_global(&full, range);
+        }
+        if let Some(ns) = module.strip_prefix("ops.") {
+            return Ok(Sugared::Builtin {
+                name: Symbol::new(&format!("{ns}::{name}")),
+                self_val: None,
+            });
+        }
+        match module {
+            "ops" => return Ok(Sugared::Module(full)),
+            "CONSTANTS" => {
+                let v = name
+                    .strip_prefix('c')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|i| self.ctx.constants.get(i).cloned())
+                    .ok_or_else(|| {
+                        CompileError::new(format!("the archive has no constant {name}"), range)
+                    })?;
+                return Ok(Sugared::Simple(self.constant(v)));
+            }
+            _ => {}
+        }
         match module {
             "torch" => {
                 if let Some(d) = dtype_constant(name) {

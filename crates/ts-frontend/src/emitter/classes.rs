@@ -116,22 +116,56 @@ pub fn declare_class(ctx: &mut CompileCtx, cd: &ClassDef) -> CResult<()> {
         ctx.cu.register_type(&qualified, t);
         return Ok(());
     }
-    let c = ClassType::new(qualified.clone(), false);
+    let is_module = bases
+        .iter()
+        .any(|b| b == "Module" || b == "torch.nn.Module" || b == "nn.Module");
+    let c = ClassType::new(qualified.clone(), is_module);
     ctx.cu.register_type(&qualified, Type::class(c));
     ctx.class_defs_insert(qualified, cd.clone());
     Ok(())
 }
 
+/// The string elements of a list literal (`__parameters__ = ["weight", "bias", ]`).
+fn string_list(e: &crate::ast::Expr) -> Vec<String> {
+    match &e.kind {
+        ExprKind::List(items) | ExprKind::Tuple(items) => items
+            .iter()
+            .filter_map(|x| match &x.kind {
+                ExprKind::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Declares a TorchScript class's methods and compiles `__init__` (which defines attributes).
-pub fn define_class(ctx: &mut CompileCtx, cd: &ClassDef) -> CResult<()> {
-    let qualified = format!("{}.{}", ctx.prefix, cd.name.name);
-    let Some(t) = ctx.cu.find_type(&qualified) else {
+/// Classes from an archive declare their attributes in the body instead (`weight : Tensor`,
+/// `__parameters__`, `__buffers__`, `name : Final[int] = 3`).
+pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: &ClassDef) -> CResult<()> {
+    let Some(t) = ctx.cu.find_type(qualified) else {
         return Ok(());
     };
     let Type::Class(c) = &*t else {
         return Ok(());
     };
     let c = c.clone();
+    let mut parameters = Vec::new();
+    let mut buffers = Vec::new();
+    for s in &cd.body {
+        if let StmtKind::Assign {
+            targets,
+            value: Some(v),
+            annotation: None,
+        } = &s.kind
+        {
+            match targets[0].dotted_name().as_deref() {
+                Some("__parameters__") => parameters = string_list(v),
+                Some("__buffers__") => buffers = string_list(v),
+                _ => {}
+            }
+        }
+    }
     for s in &cd.body {
         match &s.kind {
             StmtKind::Def(d) => {
@@ -158,16 +192,36 @@ pub fn define_class(ctx: &mut CompileCtx, cd: &ClassDef) -> CResult<()> {
             } => {
                 if let ExprKind::Name(n) = &targets[0].kind {
                     let t = type_from_expr(ann, &*ctx)?;
-                    c.add_attribute(n, t, false, false);
+                    let is_param = parameters.iter().any(|p| p == n);
+                    let is_buffer = buffers.iter().any(|p| p == n);
+                    c.add_attribute(n, t, is_param, is_buffer);
                 }
             }
             StmtKind::Assign {
                 targets,
                 value: Some(v),
-                ..
+                annotation,
             } => {
-                if let (ExprKind::Name(n), Some(val)) = (&targets[0].kind, const_expr(v)) {
-                    c.add_constant(n, val);
+                let name = targets[0].dotted_name();
+                if matches!(name.as_deref(), Some("__parameters__" | "__buffers__")) {
+                    continue;
+                }
+                // `__annotations__["0"] = T`: an attribute whose name is not an identifier.
+                if let ExprKind::Subscript(base, _) = &targets[0].kind {
+                    if base.dotted_name().as_deref() == Some("__annotations__") {
+                        if let Some(key) = subscript_key(&targets[0]) {
+                            let t = type_from_expr(v, &*ctx)?;
+                            c.add_attribute(&key, t, false, false);
+                        }
+                        continue;
+                    }
+                }
+                if let (Some(n), Some(val)) = (name, const_expr(v)) {
+                    let val = match annotation {
+                        Some(ann) => constant_of_annotated_type(val, &type_from_expr(ann, &*ctx)?),
+                        None => val,
+                    };
+                    c.add_constant(&n, val);
                 }
             }
             StmtKind::Pass | StmtKind::Import => {}
@@ -180,9 +234,34 @@ pub fn define_class(ctx: &mut CompileCtx, cd: &ClassDef) -> CResult<()> {
             }
         }
     }
-    let init = format!("{qualified}.__init__");
-    ctx.compile_pending(&init, &cd.range)?;
+    if !ctx.archive {
+        let init = format!("{qualified}.__init__");
+        ctx.compile_pending(&init, &cd.range)?;
+    }
     Ok(())
+}
+
+/// The string key of `__annotations__["key"]`.
+fn subscript_key(e: &crate::ast::Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Subscript(_, index) => match index.first().map(|x| &x.kind) {
+            Some(ExprKind::Str(s)) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A class constant converted to its declared type (`x : Final[float] = 1` is a float).
+fn constant_of_annotated_type(v: IValue, ty: &ts_core::TypeRef) -> IValue {
+    let inner = match &**ty {
+        Type::Optional(t) => t.clone(),
+        _ => ty.clone(),
+    };
+    match (&*inner, &v) {
+        (Type::Float, IValue::Int(i)) => IValue::Double(*i as f64),
+        _ => v,
+    }
 }
 
 impl CompileCtx {

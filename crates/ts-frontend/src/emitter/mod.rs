@@ -44,6 +44,11 @@ pub struct CompileCtx {
     pub prefix: String,
     /// Class definitions not yet processed.
     class_defs: HashMap<String, ClassDef>,
+    /// Compiling the `code/` of a saved archive: qualified names, `ops.*`, `CONSTANTS.cN`,
+    /// module classes declared by their attribute annotations.
+    pub archive: bool,
+    /// The archive's constants table (`CONSTANTS.c<N>`).
+    pub constants: Vec<ts_core::IValue>,
     /// Classes already set up.
     classes_done: HashSet<String>,
 }
@@ -67,6 +72,8 @@ impl CompileCtx {
             prefix: "__torch__".to_string(),
             class_defs: HashMap::new(),
             classes_done: HashSet::new(),
+            archive: false,
+            constants: Vec::new(),
         }
     }
 
@@ -126,7 +133,7 @@ impl CompileCtx {
         }
         if let Some(cd) = self.class_defs.remove(name) {
             self.classes_done.insert(name.to_string());
-            classes::define_class(self, &cd)?;
+            classes::define_class(self, name, &cd)?;
         }
         Ok(())
     }
@@ -162,40 +169,79 @@ pub fn compile_source(src: &Arc<Source>) -> CResult<Arc<CompilationUnit>> {
 
 /// Compiles `src` into an existing unit.
 pub fn compile_into(cu: &Arc<CompilationUnit>, src: &Arc<Source>) -> CResult<()> {
-    let program = parse_program(src)?;
     let mut ctx = CompileCtx::new(cu.clone());
-    library::register_library(&mut ctx)?;
-    // Declare classes first so annotations can name them.
-    for stmt in &program {
-        if let StmtKind::Class(cd) = &stmt.kind {
-            classes::declare_class(&mut ctx, cd)?;
+    compile_files(&mut ctx, &[("__torch__".to_string(), src.clone())])
+}
+
+/// Compiles the `code/` files of a `torch.jit.save` archive into `cu`. Each file comes with its
+/// qualifier (`code/__torch__/a/b.py` defines the members of `__torch__.a.b`); `constants` is
+/// the archive's constants table.
+pub fn compile_archive_code(
+    cu: &Arc<CompilationUnit>,
+    files: &[(String, Arc<Source>)],
+    constants: Vec<ts_core::IValue>,
+) -> CResult<()> {
+    let mut ctx = CompileCtx::new(cu.clone());
+    ctx.archive = true;
+    ctx.constants = constants;
+    compile_files(&mut ctx, files)
+}
+
+fn compile_files(ctx: &mut CompileCtx, files: &[(String, Arc<Source>)]) -> CResult<()> {
+    library::register_library(ctx)?;
+    let mut programs = Vec::new();
+    for (prefix, src) in files {
+        programs.push((prefix.clone(), parse_program(src)?));
+    }
+    // Declare classes first (across every file) so annotations can name them.
+    for (prefix, program) in &programs {
+        ctx.prefix = prefix.clone();
+        for stmt in program {
+            if let StmtKind::Class(cd) = &stmt.kind {
+                classes::declare_class(ctx, cd)?;
+            }
         }
     }
-    for stmt in program {
-        match stmt.kind {
-            StmtKind::Def(d) => {
-                let name = d.name.name.clone();
-                let f = Function::declare(name.clone());
-                ctx.cu.register_function(f);
-                ctx.order.push(name.clone());
-                ctx.pending.insert(name, PendingDef { def: d, class: None });
-            }
-            StmtKind::Class(_) | StmtKind::Import | StmtKind::Pass => {}
-            StmtKind::Assign { targets, value: Some(v), .. } if targets.len() == 1 => {
-                if let Some(n) = targets[0].dotted_name() {
-                    ctx.globals.insert(n, v);
+    for (prefix, program) in programs {
+        ctx.prefix = prefix.clone();
+        for stmt in program {
+            match stmt.kind {
+                StmtKind::Def(d) => {
+                    let name = if ctx.archive {
+                        format!("{prefix}.{}", d.name.name)
+                    } else {
+                        d.name.name.clone()
+                    };
+                    let f = Function::declare(name.clone());
+                    ctx.cu.register_function(f);
+                    ctx.order.push(name.clone());
+                    ctx.pending.insert(name, PendingDef { def: d, class: None });
+                }
+                StmtKind::Class(_) | StmtKind::Import | StmtKind::Pass => {}
+                StmtKind::Assign {
+                    targets,
+                    value: Some(v),
+                    ..
+                } if targets.len() == 1 => {
+                    if let Some(n) = targets[0].dotted_name() {
+                        // `op_version_set = N` heads every archive file.
+                        if !(ctx.archive && n == "op_version_set") {
+                            ctx.globals.insert(n, v);
+                        }
+                    }
+                }
+                StmtKind::Expr(e) if matches!(e.kind, crate::ast::ExprKind::Str(_)) => {}
+                _ => {
+                    return Err(CompileError::new(
+                        "only function and class definitions and simple assignments are allowed at the top level",
+                        &stmt.range,
+                    ))
                 }
             }
-            StmtKind::Expr(e) if matches!(e.kind, crate::ast::ExprKind::Str(_)) => {}
-            _ => {
-                return Err(CompileError::new(
-                    "only function and class definitions and simple assignments are allowed at the top level",
-                    &stmt.range,
-                ))
-            }
         }
     }
-    let names: Vec<String> = ctx.class_defs.keys().cloned().collect();
+    let mut names: Vec<String> = ctx.class_defs.keys().cloned().collect();
+    names.sort();
     for n in names {
         ctx.ensure_class(&n)?;
     }
@@ -205,7 +251,8 @@ pub fn compile_into(cu: &Arc<CompilationUnit>, src: &Arc<Source>) -> CResult<()>
             ctx.compile_def(&name, p)?;
         }
     }
-    let rest: Vec<String> = ctx.pending.keys().cloned().collect();
+    let mut rest: Vec<String> = ctx.pending.keys().cloned().collect();
+    rest.sort();
     for name in rest {
         if let Some(p) = ctx.pending.remove(&name) {
             ctx.compile_def(&name, p)?;

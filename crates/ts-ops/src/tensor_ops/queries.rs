@@ -58,6 +58,36 @@ pub fn register(r: &Registry) {
     def(r, "aten::__derive_index", |a| {
         Ok(a.int(1)? + a.int(0)? * a.int(2)?)
     });
+    // Python's any()/all() over lists of primitives.
+    def_many(
+        r,
+        &[
+            "aten::any.int",
+            "aten::any.float",
+            "aten::any.bool",
+            "aten::any.str",
+        ],
+        |a| {
+            let l = a
+                .v(0)?
+                .as_list()
+                .ok_or_else(|| Error::runtime("any() expects a list"))?;
+            let r = l.items.read().iter().any(truthy);
+            Ok(r)
+        },
+    );
+    def_many(
+        r,
+        &["aten::all.int", "aten::all.float", "aten::all.bool"],
+        |a| {
+            let l = a
+                .v(0)?
+                .as_list()
+                .ok_or_else(|| Error::runtime("all() expects a list"))?;
+            let r = l.items.read().iter().all(truthy);
+            Ok(r)
+        },
+    );
     def(r, "aten::is_nonzero", |a| {
         let t = a.t(0)?;
         match t.numel() {
@@ -71,4 +101,16 @@ pub fn register(r: &Registry) {
             )),
         }
     });
+}
+
+/// Python truthiness of a primitive.
+fn truthy(v: &IValue) -> bool {
+    match v {
+        IValue::Bool(b) => *b,
+        IValue::Int(i) => *i != 0,
+        IValue::Double(d) => *d != 0.0,
+        IValue::String(s) => !s.is_empty(),
+        IValue::None => false,
+        _ => true,
+    }
 }
