@@ -406,6 +406,22 @@ impl FunctionEmitter<'_> {
                 "is_quantized" | "is_sparse" | "is_mkldnn" | "is_meta" | "is_nested" => {
                     simple(self.insert1(Symbol::prim(name), &[v], Type::bool()))
                 }
+                "float" | "double" | "half" | "bfloat16" | "long" | "int" | "short" | "char"
+                | "byte" | "bool" => {
+                    let dtype = match name {
+                        "float" => DType::Float32,
+                        "double" => DType::Float64,
+                        "half" => DType::Float16,
+                        "bfloat16" => DType::BFloat16,
+                        "long" => DType::Int64,
+                        "int" => DType::Int32,
+                        "short" => DType::Int16,
+                        "char" => DType::Int8,
+                        "byte" => DType::UInt8,
+                        _ => DType::Bool,
+                    };
+                    Ok(Sugared::TensorCast { self_val: v, dtype })
+                }
                 _ => Ok(Sugared::Builtin {
                     name: Symbol::aten(name),
                     self_val: Some(v),
@@ -594,6 +610,18 @@ impl FunctionEmitter<'_> {
             Sugared::Function(f) => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(self.call_function(&f, pos, kw, range)?))
+            }
+            Sugared::TensorCast { self_val, dtype } => {
+                let (mut pos, kw) = self.emit_args(args, kwargs)?;
+                let d = self.constant(IValue::Int(dtype.scalar_type_index()));
+                pos.insert(0, NamedValue::pos(d));
+                Ok(Sugared::Simple(self.emit_builtin_call(
+                    range,
+                    Symbol::aten("to"),
+                    pos,
+                    kw,
+                    Some(self_val),
+                )?))
             }
             Sugared::Method {
                 self_val,
@@ -1724,11 +1752,14 @@ impl FunctionEmitter<'_> {
             let list = self.g.insert_list(Type::optional(Type::tensor()), &indices);
             let mut val = value;
             if !self.g.value(val).ty().is_tensor() {
+                // A number takes the destination's dtype and device.
+                let dtype = self.insert1(prim::dtype, &[sliced], Type::int());
+                let device = self.insert1(prim::device, &[sliced], Type::device());
                 val = self.emit_builtin_call(
                     range,
                     Symbol::aten("tensor"),
                     vec![NamedValue::pos(val)],
-                    vec![],
+                    vec![NamedValue::kw("dtype", dtype), NamedValue::kw("device", device)],
                     None,
                 )?;
             }

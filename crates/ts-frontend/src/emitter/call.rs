@@ -159,6 +159,7 @@ fn is_int_or_float_as_list(g: &Graph, v: ValueId, arg: &ts_core::Argument) -> bo
     let at = unwrap_optional(&arg.ty);
     match &*at {
         Type::List(e) => {
+            let e = unwrap_optional(e);
             arg.n.is_some() && ((e.is_int() && vt.is_int()) || (e.is_float() && vt.is_float()))
         }
         _ => false,
@@ -248,7 +249,11 @@ pub fn try_match_schema(
         let mut v = actual;
         if is_int_or_float_as_list(g, v, arg) {
             let n = arg.n.unwrap_or(1);
-            let ty = g.value(v).ty().clone();
+            // `int?[2]` builds an `int?[]` list; `int[2]` an `int[]` one.
+            let ty = match &*unwrap_optional(&arg.ty) {
+                Type::List(e) if e.optional_elem().is_some() => e.clone(),
+                _ => g.value(v).ty().clone(),
+            };
             v = g.insert_list(ty, &vec![v; n]);
         }
         // Bind type variables, then convert to the concrete type.

@@ -84,6 +84,11 @@ pub enum Sugared {
     Special(Special),
     /// An iterable for `for` loops: `range(...)`, `enumerate(...)`, `zip(...)`, a list, ...
     Iterable(Arc<Iterable>),
+    /// `x.float()`, `x.long()`, ...: a conversion emitted as `aten::to(x, dtype)`.
+    TensorCast {
+        self_val: ValueId,
+        dtype: ts_core::DType,
+    },
     /// A tuple of sugared values (e.g. from unpacking a tuple of modules).
     Tuple(Vec<Sugared>),
 }
