@@ -288,6 +288,27 @@ pub fn register(r: &Registry) {
         s.push(IValue::int_list(0..n.max(0)));
         Ok(())
     });
+    for (name, want_equal) in [("aten::eq.enum", true), ("aten::ne.enum", false)] {
+        reg(r, name, move |s| {
+            let b = pop(s)?;
+            let a = pop(s)?;
+            let same = match (&a, &b) {
+                (IValue::Enum(x), IValue::Enum(y)) => {
+                    x.enum_type.name == y.enum_type.name && x.name == y.name
+                }
+                _ => return Err(Error::runtime("enum comparison expects two enum values")),
+            };
+            s.push(IValue::Bool(same == want_equal));
+            Ok(())
+        });
+    }
+    reg(r, "prim::tolist", |s| {
+        let code = pop_int(s)?;
+        let dims = pop_int(s)?;
+        let t = pop_tensor(s)?;
+        s.push(tensor_to_list(&t, dims, code)?);
+        Ok(())
+    });
     reg(r, "prim::EnumName", |s| match pop(s)? {
         IValue::Enum(e) => {
             push(s, e.name.clone());
@@ -321,4 +342,62 @@ pub fn register(r: &Registry) {
         Ok(())
     });
     let _ = Type::any();
+}
+
+/// `x.tolist()` as nested lists of `dims` levels of int (code 0), float (1) or bool (2).
+fn tensor_to_list(t: &Tensor, dims: i64, code: i64) -> Result<IValue, Error> {
+    if t.dim() as i64 != dims {
+        return Err(Error::runtime(format!(
+            "Output annotation list dimension and runtime tensor dimension must match for tolist(): the annotation has {dims} dimension(s), the tensor {}",
+            t.dim()
+        )));
+    }
+    let (elem, want): (ts_core::TypeRef, fn(DType) -> bool) = match code {
+        0 => (Type::int(), |d| d.is_integral() && d != DType::Bool),
+        1 => (Type::float(), |d| d.is_floating_point()),
+        _ => (Type::bool(), |d| d == DType::Bool),
+    };
+    if !want(t.dtype()) {
+        return Err(Error::runtime(format!(
+            "Output annotation element type and runtime tensor element type must match for tolist(): the annotation says {}, the tensor holds {}",
+            elem.annotation_str(),
+            t.dtype().scalar_type_name()
+        )));
+    }
+    let leaves: Vec<IValue> = match code {
+        0 => t
+            .contiguous()?
+            .to_dtype(DType::Int64, false)?
+            .to_vec::<i64>()
+            .into_iter()
+            .map(IValue::Int)
+            .collect(),
+        1 => t
+            .contiguous()?
+            .to_dtype(DType::Float64, false)?
+            .to_vec::<f64>()
+            .into_iter()
+            .map(IValue::Double)
+            .collect(),
+        _ => t
+            .contiguous()?
+            .to_vec::<bool>()
+            .into_iter()
+            .map(IValue::Bool)
+            .collect(),
+    };
+    let sizes = t.sizes().to_vec();
+    fn build(leaves: &[IValue], sizes: &[i64], elem: &ts_core::TypeRef) -> IValue {
+        let Some((&first, rest)) = sizes.split_first() else {
+            return leaves.first().cloned().unwrap_or_default();
+        };
+        let n = first.max(0) as usize;
+        let step = leaves.len().checked_div(n).unwrap_or(0);
+        let inner_ty = rest.iter().fold(elem.clone(), |t, _| Type::list(t));
+        let items = (0..n)
+            .map(|i| build(&leaves[i * step..(i + 1) * step], rest, elem))
+            .collect();
+        IValue::list(inner_ty, items)
+    }
+    Ok(build(&leaves, &sizes, &elem))
 }

@@ -406,6 +406,7 @@ impl FunctionEmitter<'_> {
                 "is_quantized" | "is_sparse" | "is_mkldnn" | "is_meta" | "is_nested" => {
                     simple(self.insert1(Symbol::prim(name), &[v], Type::bool()))
                 }
+                "tolist" => Ok(Sugared::TensorToList(v)),
                 "float" | "double" | "half" | "bfloat16" | "long" | "int" | "short" | "char"
                 | "byte" | "bool" => {
                     let dtype = match name {
@@ -610,6 +611,45 @@ impl FunctionEmitter<'_> {
             Sugared::Function(f) => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(self.call_function(&f, pos, kw, range)?))
+            }
+            Sugared::TensorToList(x) => {
+                if !args.is_empty() || !kwargs.is_empty() {
+                    return self.err(range, "tolist() takes no arguments");
+                }
+                let Some(ty) = hint.cloned() else {
+                    return self.err(
+                        range,
+                        "Expected type hint for result of tolist()",
+                    );
+                };
+                let mut dims = 0i64;
+                let mut elem = ty.clone();
+                while let Type::List(e) = &*elem.clone() {
+                    dims += 1;
+                    elem = e.clone();
+                }
+                let code = match &*elem {
+                    Type::Int => 0,
+                    Type::Float => 1,
+                    Type::Bool => 2,
+                    _ => -1,
+                };
+                if dims == 0 || code < 0 {
+                    return self.err(
+                        range,
+                        format!(
+                            "Output annotation element type and runtime tensor element type must match for tolist(): {} is not a list of int, float or bool",
+                            ty.annotation_str()
+                        ),
+                    );
+                }
+                let d = self.constant(IValue::Int(dims));
+                let c = self.constant(IValue::Int(code));
+                Ok(Sugared::Simple(self.insert1(
+                    Symbol::prim("tolist"),
+                    &[x, d, c],
+                    ty,
+                )))
             }
             Sugared::TensorCast { self_val, dtype } => {
                 let (mut pos, kw) = self.emit_args(args, kwargs)?;

@@ -89,6 +89,8 @@ pub enum Sugared {
         self_val: ValueId,
         dtype: ts_core::DType,
     },
+    /// `x.tolist`: its result type comes from the annotation it is called under.
+    TensorToList(ValueId),
     /// A tuple of sugared values (e.g. from unpacking a tuple of modules).
     Tuple(Vec<Sugared>),
 }
