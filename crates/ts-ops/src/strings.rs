@@ -193,11 +193,11 @@ pub fn percent_format(fmt: &str, args: &[IValue]) -> Result<String, Error> {
                     )));
                 }
             },
-            'f' | 'e' => match a.as_scalar() {
-                Some(v) => out.push_str(&if spec == 'f' {
-                    format!("{:.6}", v.to_f64())
-                } else {
-                    ts_tensor::aten_format::format_scientific(v.to_f64(), 6)
+            'f' | 'e' | 'E' => match a.as_scalar() {
+                Some(v) => out.push_str(&match spec {
+                    'f' => format!("{:.6}", v.to_f64()),
+                    'e' => ts_tensor::aten_format::format_scientific(v.to_f64(), 6),
+                    _ => ts_tensor::aten_format::format_scientific(v.to_f64(), 6).to_uppercase(),
                 }),
                 None => {
                     return Err(Error::runtime(format!(

@@ -617,10 +617,7 @@ impl FunctionEmitter<'_> {
                     return self.err(range, "tolist() takes no arguments");
                 }
                 let Some(ty) = hint.cloned() else {
-                    return self.err(
-                        range,
-                        "Expected type hint for result of tolist()",
-                    );
+                    return self.err(range, "Expected type hint for result of tolist()");
                 };
                 let mut dims = 0i64;
                 let mut elem = ty.clone();
@@ -1348,8 +1345,27 @@ impl FunctionEmitter<'_> {
             let refined = if candidates.len() == 1 {
                 candidates[0].clone()
             } else {
-                Type::union(candidates)
+                Type::union(candidates.clone())
             };
+            // On the false branch the members that cannot match remain (Union[int, str]
+            // minus int is str).
+            let members: Vec<TypeRef> = match &*vt {
+                Type::Union(ms) => ms.clone(),
+                Type::Optional(e) => vec![e.clone(), Type::none()],
+                _ => Vec::new(),
+            };
+            let rest: Vec<TypeRef> = members
+                .into_iter()
+                .filter(|m| !candidates.iter().any(|c| m.is_subtype_of(c)))
+                .collect();
+            if !rest.is_empty() {
+                let t = if rest.len() == 1 {
+                    rest[0].clone()
+                } else {
+                    Type::union(rest)
+                };
+                refs.on_false.push((name.clone(), t));
+            }
             refs.on_true.push((name.clone(), refined));
         }
         Ok(CondValue {
@@ -1799,7 +1815,10 @@ impl FunctionEmitter<'_> {
                     range,
                     Symbol::aten("tensor"),
                     vec![NamedValue::pos(val)],
-                    vec![NamedValue::kw("dtype", dtype), NamedValue::kw("device", device)],
+                    vec![
+                        NamedValue::kw("dtype", dtype),
+                        NamedValue::kw("device", device),
+                    ],
                     None,
                 )?;
             }

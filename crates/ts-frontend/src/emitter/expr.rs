@@ -183,6 +183,14 @@ impl FunctionEmitter<'_> {
                         return simple(self.g.insert_tuple(&xs));
                     }
                 }
+                // `"%d items" % n`: printf-style formatting of a str.
+                if *op == BinOp::Mod && matches!(**self.g.value(va).ty(), Type::Str) {
+                    return simple(self.insert1(
+                        Symbol::aten("percentFormat"),
+                        &[va, vb],
+                        Type::string(),
+                    ));
+                }
                 simple(self.magic_or_builtin(
                     &e.range,
                     magic,
@@ -555,6 +563,20 @@ impl FunctionEmitter<'_> {
             });
         }
         let (kind, magic) = cmp_kind(op);
+        if matches!(op, CmpOp::In | CmpOp::NotIn) && matches!(**self.g.value(vb).ty(), Type::Str) {
+            // Substring test: `s.find(sub, 0, len(s)) != -1`.
+            let zero = self.constant(IValue::Int(0));
+            let len = self.insert1(Symbol::aten("len"), &[vb], Type::int());
+            let found = self.insert1(Symbol::aten("find"), &[vb, va, zero, len], Type::int());
+            let minus1 = self.constant(IValue::Int(-1));
+            let cmp = if op == CmpOp::In { "ne" } else { "eq" };
+            let v = self.insert1(Symbol::aten(cmp), &[found, minus1], Type::bool());
+            return Ok(CondValue {
+                value: v,
+                refinements: Refinements::default(),
+                static_if: None,
+            });
+        }
         let args = if matches!(op, CmpOp::In | CmpOp::NotIn) {
             vec![NamedValue::pos(vb), NamedValue::pos(va)]
         } else {
