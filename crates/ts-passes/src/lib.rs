@@ -11,6 +11,7 @@ pub use side_effects::has_side_effects;
 
 /// The cleanup PyTorch runs at the end of compiling a function (`runCleanupPasses`).
 pub fn run_cleanup_passes(g: &mut ts_ir::Graph) {
+    eliminate_dead_code(g);
     constant_pooling(g);
 }
 

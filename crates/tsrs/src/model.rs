@@ -2,10 +2,39 @@
 
 use std::path::Path;
 
-use ts_core::IValue;
+use std::sync::Arc;
+
+use ts_core::{IValue, Object};
 use ts_serialize::LoadedModule;
 
 use crate::cli::CliError;
+
+/// True when `path` names a saved archive rather than a source program.
+pub fn is_archive(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "pt" || e == "pth" || e == "zip")
+}
+
+/// Walks `a.b.method` from the root module: the object owning the method, and its name.
+pub fn resolve_method_path(
+    root: &Arc<Object>,
+    path: &str,
+) -> Result<(Arc<Object>, String), CliError> {
+    let mut parts: Vec<&str> = path.split('.').collect();
+    let method = parts.pop().unwrap_or_default().to_string();
+    let mut obj = root.clone();
+    for p in parts {
+        let i = obj.class.attribute_index(p).ok_or_else(|| {
+            CliError(format!("error: '{}' has no submodule '{p}'", obj.class.name))
+        })?;
+        let next = obj.slots.read()[i].clone();
+        obj = match next {
+            IValue::Object(o) => o,
+            _ => return Err(CliError(format!("error: attribute '{p}' is not a module"))),
+        };
+    }
+    Ok((obj, method))
+}
 
 /// Loads the archive at `path`.
 pub fn load(path: &Path) -> Result<LoadedModule, CliError> {

@@ -16,15 +16,37 @@ pub fn compile_file(path: &Path) -> Result<Arc<CompilationUnit>, CliError> {
     ts_frontend::compile_source(&src).map_err(|e| CliError(format!("RuntimeError: {e}")))
 }
 
-/// `tsrs graph PROGRAM --entry NAME`.
-pub fn graph(path: &Path, entry: &str, code: bool, raw: bool) -> Result<(), CliError> {
+/// The function `entry` names: a function of a source program, or a method of a saved
+/// module's root (`forward`) or of a submodule (`encoder.layer0.forward`).
+pub fn find_entry(path: &Path, entry: &str) -> Result<Arc<ts_ir::Function>, CliError> {
+    if crate::model::is_archive(path) {
+        let m = crate::model::load(path)?;
+        let (obj, method) = crate::model::resolve_method_path(&m.module, entry)?;
+        let mm = obj.class.find_method(&method).ok_or_else(|| {
+            CliError(format!(
+                "error: '{}' has no method '{method}'",
+                obj.class.name
+            ))
+        })?;
+        let f = ts_ir::as_function(&mm)
+            .ok_or_else(|| CliError(format!("error: '{method}' is not a TorchScript method")))?;
+        return m
+            .cu
+            .find_function(f.qualified_name())
+            .ok_or_else(|| CliError(format!("error: method '{method}' is not in the unit")));
+    }
     let cu = compile_file(path)?;
-    let f = cu.find_function(entry).ok_or_else(|| {
+    cu.find_function(entry).ok_or_else(|| {
         CliError(format!(
             "error: no function named '{entry}' in {}",
             path.display()
         ))
-    })?;
+    })
+}
+
+/// The graph PyTorch shows as `fn.graph` for `entry` (cleanup passes run unless `raw`).
+pub fn entry_graph(path: &Path, entry: &str, raw: bool) -> Result<ts_ir::Graph, CliError> {
+    let f = find_entry(path, entry)?;
     let g = f
         .graph()
         .ok_or_else(|| CliError(format!("error: function '{entry}' has no body")))?;
@@ -32,6 +54,12 @@ pub fn graph(path: &Path, entry: &str, code: bool, raw: bool) -> Result<(), CliE
     if !raw {
         ts_passes::run_cleanup_passes(&mut g);
     }
+    Ok(g)
+}
+
+/// `tsrs graph PROGRAM --entry NAME`.
+pub fn graph(path: &Path, entry: &str, code: bool, raw: bool) -> Result<(), CliError> {
+    let g = entry_graph(path, entry, raw)?;
     if code {
         let c = ts_runtime::Code::new(&g, entry).map_err(|e| CliError(format!("error: {e}")))?;
         print!("{c}");

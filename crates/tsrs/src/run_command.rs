@@ -46,10 +46,7 @@ pub fn run(
         Some(p) => read_inputs(p)?,
         None => Vec::new(),
     };
-    let is_archive = program
-        .extension()
-        .is_some_and(|e| e == "pt" || e == "pth" || e == "zip");
-    let result = if is_archive {
+    let result = if crate::model::is_archive(program) {
         crate::model::call_model(program, entry, args)?
     } else {
         call_program(program, entry, args)?

@@ -70,7 +70,14 @@ impl FunctionEmitter<'_> {
                 self.g.set_attr(
                     n,
                     attr::name,
-                    AttributeValue::String(f.qualified_name().to_string()),
+                    // PyTorch shows the function's own name, not its qualified one.
+                    AttributeValue::String(
+                        f.qualified_name()
+                            .rsplit('.')
+                            .next()
+                            .unwrap_or_default()
+                            .to_string(),
+                    ),
                 );
                 Ok(self.g.node(n).output(0))
             }
