@@ -21,7 +21,7 @@ pub use ivalue::{Dict, DictKey, EnumValue, IValue, List, Object, StrStyle, Tuple
 pub use parse_error::ParseError;
 pub use schema::{AliasInfo, Argument, FunctionSchema};
 pub use schema_parser::{parse_schema_or_name, parse_schema_with, SchemaOrName};
-pub use source::{Source, SourceRange};
+pub use source::{DebugSegment, Source, SourceRange};
 pub use subtyping::{unify_type_list, unify_types};
 pub use symbol::{aten, attr, prim, Symbol};
 pub use ts_tensor::{DType, Device, Error, ErrorKind, Scalar, Tensor};

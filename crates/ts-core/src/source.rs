@@ -13,6 +13,17 @@ pub struct Source {
     /// Line number of the first line of `text` in the file (1-based).
     starting_line: usize,
     line_starts: Vec<usize>,
+    /// For code printed by `torch.jit.save`: which original source each piece came from
+    /// (the archive's `.debug_pkl`), sorted by offset.
+    generated_from: Vec<DebugSegment>,
+}
+
+/// A piece of generated code (from `offset` to the next segment) and the original source range
+/// it was printed from; `None` when the code has no original (PyTorch prints `:0:0`).
+#[derive(Clone, Debug)]
+pub struct DebugSegment {
+    pub offset: usize,
+    pub original: Option<SourceRange>,
 }
 
 impl Source {
@@ -34,7 +45,31 @@ impl Source {
             filename,
             starting_line: starting_line.max(1),
             line_starts,
+            generated_from: Vec::new(),
         })
+    }
+
+    /// Like [`Source::new`], for generated code with the map back to its original sources.
+    pub fn with_debug_info(
+        text: impl Into<String>,
+        filename: Option<String>,
+        mut segments: Vec<DebugSegment>,
+    ) -> Arc<Source> {
+        let base = Source::new(text, filename, 1);
+        segments.sort_by_key(|s| s.offset);
+        Arc::new(Source {
+            text: base.text.clone(),
+            filename: base.filename.clone(),
+            starting_line: base.starting_line,
+            line_starts: base.line_starts.clone(),
+            generated_from: segments,
+        })
+    }
+
+    /// The debug segment covering byte `offset`, when the source has debug info.
+    pub fn segment_at(&self, offset: usize) -> Option<&DebugSegment> {
+        let i = self.generated_from.partition_point(|s| s.offset <= offset);
+        i.checked_sub(1).map(|i| &self.generated_from[i])
     }
 
     /// The text.
@@ -111,8 +146,20 @@ impl SourceRange {
         )
     }
 
-    /// `(file, line, column)` of the start: the `# file:line:col` IR comment.
+    /// The original range this generated code was printed from (through the archive's debug
+    /// info); `Some(None)` when it has none, `None` when the source carries no debug info.
+    pub fn original(&self) -> Option<Option<&SourceRange>> {
+        self.source.segment_at(self.start).map(|s| s.original.as_ref())
+    }
+
+    /// `(file, line, column)` of the start: the `# file:line:col` IR comment. Generated code
+    /// with debug info reports its original location (`("", 0, 0)` when it has none).
     pub fn file_line_col(&self) -> (String, usize, usize) {
+        match self.original() {
+            Some(Some(orig)) => return orig.file_line_col(),
+            Some(None) => return (String::new(), 0, 0),
+            None => {}
+        }
         let (line, col) = self.source.line_col(self.start);
         (
             self.source.filename().unwrap_or("<string>").to_string(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 use ts_core::types::ClassType;
-use ts_core::{DictKey, IValue, Object, Source, Type, TypeRef};
+use ts_core::{DebugSegment, DictKey, IValue, Object, Source, SourceRange, Type, TypeRef};
 use ts_ir::CompilationUnit;
 
 use crate::error::{Result, SerializeError};
@@ -56,7 +56,14 @@ pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>>
             ));
         }
         let text = archive.read_code(&record)?;
-        files.push((qualifier, Source::new(text, Some(record.clone()), 1)));
+        let debug_record = format!("{record}.debug_pkl");
+        let source = if archive.archive().has_record(&debug_record) {
+            let segments = read_debug_info(archive, &debug_record)?;
+            Source::with_debug_info(text, Some(record.clone()), segments)
+        } else {
+            Source::new(text, Some(record.clone()), 1)
+        };
+        files.push((qualifier, source));
     }
     let cu = CompilationUnit::new();
     ts_frontend::compile_archive_code(&cu, &files, constants).map_err(|e| {
@@ -66,6 +73,95 @@ pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>>
         }
     })?;
     Ok(cu)
+}
+
+/// Storage-less pickles (debug info) have no tensors to read.
+struct NoStorages;
+
+impl crate::value_loader::LoadHooks for NoStorages {
+    fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
+        Err(SerializeError::invalid(
+            "debug info",
+            format!("unexpected tensor storage '{key}'"),
+        ))
+    }
+}
+
+/// Reads a `code/….py.debug_pkl` record: `("FORMAT_WITH_STRING_TABLE", strings, entries)`, each
+/// entry `(code_offset, ((text_parts, filename_index, starting_line), start, end), handle)`,
+/// mapping the printed code back to the user's Python source.
+fn read_debug_info(archive: &mut ScriptArchive, record: &str) -> Result<Vec<DebugSegment>> {
+    let bad = |m: &str| SerializeError::invalid(record, m);
+    let tree = archive.archive().read_pickle(record)?;
+    let root = crate::value_loader::load_pickle(&tree, record, &mut NoStorages)?;
+    let top = root.as_tuple().ok_or_else(|| bad("expected a tuple"))?;
+    let (strings, entries) = match top.elements.as_slice() {
+        [IValue::String(tag), strings, entries] if tag.as_str() == "FORMAT_WITH_STRING_TABLE" => {
+            (strings.clone(), entries.clone())
+        }
+        _ => return Err(bad("unsupported debug info format (expected FORMAT_WITH_STRING_TABLE)")),
+    };
+    let strings: Vec<String> = tuple_items(&strings)
+        .iter()
+        .map(|s| s.as_str().unwrap_or_default().to_string())
+        .collect();
+    let mut sources: std::collections::HashMap<(Vec<i64>, i64, i64), Arc<Source>> =
+        std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for e in tuple_items(&entries) {
+        let parts = tuple_items(&e);
+        let (Some(offset), Some(range)) = (parts.first().and_then(IValue::as_int), parts.get(1))
+        else {
+            return Err(bad("malformed debug entry"));
+        };
+        let r = tuple_items(range);
+        let (Some(src), Some(start), Some(end)) = (
+            r.first(),
+            r.get(1).and_then(IValue::as_int),
+            r.get(2).and_then(IValue::as_int),
+        ) else {
+            return Err(bad("malformed debug range"));
+        };
+        let sp = tuple_items(src);
+        let text_ids: Vec<i64> = sp
+            .first()
+            .map(|l| tuple_items(l).iter().filter_map(IValue::as_int).collect())
+            .unwrap_or_default();
+        let file_id = sp.get(1).and_then(IValue::as_int).unwrap_or(0);
+        let line = sp.get(2).and_then(IValue::as_int).unwrap_or(0);
+        let filename = strings.get(file_id as usize).cloned().unwrap_or_default();
+        let original = if text_ids.is_empty() && filename.is_empty() {
+            None
+        } else {
+            let key = (text_ids.clone(), file_id, line);
+            let source = sources
+                .entry(key)
+                .or_insert_with(|| {
+                    let text: String = text_ids
+                        .iter()
+                        .filter_map(|&i| strings.get(i as usize))
+                        .map(String::as_str)
+                        .collect();
+                    Source::new(text, Some(filename.clone()), line.max(1) as usize)
+                })
+                .clone();
+            Some(SourceRange::new(source, start.max(0) as usize, end.max(0) as usize))
+        };
+        out.push(DebugSegment {
+            offset: offset.max(0) as usize,
+            original,
+        });
+    }
+    Ok(out)
+}
+
+/// The elements of a tuple or list value (empty for anything else).
+fn tuple_items(v: &IValue) -> Vec<IValue> {
+    match v {
+        IValue::Tuple(t) => t.elements.clone(),
+        IValue::List(l) => l.items.read().clone(),
+        _ => Vec::new(),
+    }
 }
 
 fn import(mut archive: ScriptArchive) -> Result<LoadedModule> {

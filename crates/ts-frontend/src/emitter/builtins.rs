@@ -431,6 +431,8 @@ impl FunctionEmitter<'_> {
             Type::Class(c) => {
                 if let Some(ty) = c.attribute_type(name) {
                     let n = self.insert_node(prim::GetAttr, &[v], &[ty]);
+                    // PyTorch's attribute reads carry no source location.
+                    self.g.set_source_range(n, None);
                     self.g
                         .set_attr(n, attr::name, AttributeValue::String(name.to_string()));
                     return simple(self.g.node(n).output(0));

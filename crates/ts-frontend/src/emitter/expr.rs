@@ -67,6 +67,7 @@ impl FunctionEmitter<'_> {
             }
             Sugared::Function(f) => {
                 let n = self.insert_node(prim::Constant, &[], &[f.function_type()]);
+                self.g.set_source_range(n, None);
                 self.g.set_attr(
                     n,
                     attr::name,
