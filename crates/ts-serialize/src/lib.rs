@@ -29,6 +29,7 @@ pub mod globals;
 pub mod opcodes;
 pub mod pickle_value;
 pub mod pickler;
+pub mod python_printer;
 pub mod script_archive;
 pub mod storage_kind;
 pub mod torch_save;
@@ -45,6 +46,7 @@ pub use pickle_value::{
     Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,
     PickleValue, TupleId,
 };
+pub use python_printer::{PrintError, PythonPrinter};
 pub use script_archive::{ArchiveTypes, InferredClasses, ScriptArchive};
 pub use torch_save::{load_from_archive, load_torch_save, load_torch_save_bytes};
 pub use torch_save_writer::{save_torch_save, save_torch_save_bytes};

@@ -1,0 +1,310 @@
+//! The Python printer against PyTorch's own output: every method graph of the conformance
+//! models (`shared/corpus/ir/<case>.<submodule>.<method>.ir`, printed by PyTorch 2.15 after
+//! `torch.jit.load`) is printed again and compared with the `def` PyTorch wrote into the
+//! model's `code/` files; the program functions are printed and must parse.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use support::cases_dir;
+use ts_core::types::FunctionType;
+use ts_core::{prim, ClassType, Source, Type};
+use ts_ir::{parse_ir, Graph};
+use ts_serialize::python_printer::{schema_from_graph, MethodSource};
+use ts_serialize::{PythonPrinter, ScriptArchive};
+
+/// The method definitions printed by this implementation that equal PyTorch's, byte for byte.
+/// It may only go up.
+const METHOD_FLOOR: usize = 90;
+
+fn ir_dir() -> Option<PathBuf> {
+    Some(cases_dir()?.parent()?.parent()?.join("corpus/ir"))
+}
+
+/// A top-level item of a code file: a class with its methods, or a free function.
+struct Item {
+    name: String,
+    is_class: bool,
+    /// `(method name, text)` for classes; the function itself for a free function.
+    defs: Vec<(String, String)>,
+}
+
+fn def_name(line: &str) -> Option<String> {
+    let rest = line.trim_start().strip_prefix("def ")?;
+    Some(rest[..rest.find('(')?].to_string())
+}
+
+/// Splits a code file into classes (with their `  def` methods) and free functions.
+fn split_items(text: &str) -> Vec<Item> {
+    let mut items: Vec<Item> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if !line.starts_with(' ') {
+            if let Some(rest) = line.strip_prefix("class ") {
+                let end = rest.find(['(', ':']).unwrap_or(rest.len());
+                items.push(Item {
+                    name: rest[..end].to_string(),
+                    is_class: true,
+                    defs: Vec::new(),
+                });
+                continue;
+            }
+            if let Some(name) = def_name(line) {
+                items.push(Item {
+                    name: name.clone(),
+                    is_class: false,
+                    defs: vec![(name, line.to_string())],
+                });
+                continue;
+            }
+        }
+        let Some(item) = items.last_mut() else {
+            continue;
+        };
+        if item.is_class && line.starts_with("  def ") {
+            if let Some(name) = def_name(line) {
+                item.defs.push((name, line.to_string()));
+                continue;
+            }
+        }
+        if let Some(d) = item.defs.last_mut() {
+            d.1.push_str(line);
+        }
+    }
+    items
+}
+
+/// Gives each function constant (`prim::Constant[name="relu"]`, whose printed type is just
+/// `Function`) the qualified name of the free function the archive defines under that name.
+fn qualify_function_constants(g: &mut Graph, functions: &HashMap<String, String>) {
+    for n in g.all_nodes() {
+        let node = g.node(n);
+        if node.kind() != prim::Constant {
+            continue;
+        }
+        let Some(&out) = node.outputs().first() else {
+            continue;
+        };
+        if !matches!(**g.value(out).ty(), Type::Function(_)) {
+            continue;
+        }
+        let Some(q) = node.s(ts_core::attr::name).and_then(|s| functions.get(s)) else {
+            continue;
+        };
+        let ty = Arc::new(Type::Function(Arc::new(FunctionType {
+            name: q.clone(),
+            function: None,
+        })));
+        g.set_type(out, ty);
+    }
+}
+
+struct Outcome {
+    matched: usize,
+    total: usize,
+    failures: Vec<String>,
+}
+
+fn check_model(case: &str, model: &Path, ir: &Path, out: &mut Outcome) {
+    let mut archive = ScriptArchive::open(model).expect("model.pt opens");
+    let records: Vec<String> = archive.code_files().iter().map(|s| s.to_string()).collect();
+    let mut files = Vec::new();
+    let mut functions = HashMap::new();
+    for r in &records {
+        let text = archive.read_code(r).expect("code record reads");
+        let qualifier = r["code/".len()..r.len() - 3].replace('/', ".");
+        for item in split_items(&text) {
+            if !item.is_class {
+                functions.insert(item.name.clone(), format!("{qualifier}.{}", item.name));
+            }
+        }
+        files.push((qualifier, text));
+    }
+    // (class qualified name, method) -> graph
+    let mut methods: HashMap<(String, String), Graph> = HashMap::new();
+    let prefix = format!("{case}.");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(ir)
+        .expect("ir dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix))
+        })
+        .collect();
+    entries.sort();
+    for p in entries {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let method = stem.rsplit('.').next().unwrap().to_string();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut g = match parse_ir(&text) {
+            Ok(g) => g,
+            Err(e) => {
+                out.failures.push(format!("{stem}: IR does not parse: {e}"));
+                continue;
+            }
+        };
+        qualify_function_constants(&mut g, &functions);
+        let Some(&this) = g.inputs().first() else {
+            continue;
+        };
+        let class = g.value(this).ty().annotation_str();
+        methods.entry((class, method)).or_insert(g);
+    }
+    for (qualifier, text) in &files {
+        let mut printer = PythonPrinter::new();
+        let mut expected = Vec::new();
+        for item in split_items(text) {
+            if !item.is_class {
+                continue;
+            }
+            let class_name = format!("{qualifier}.{}", item.name);
+            let class = ClassType::new(class_name.clone(), true);
+            let mut owned = Vec::new();
+            for (m, def) in &item.defs {
+                if let Some(g) = methods.get(&(class_name.clone(), m.clone())) {
+                    owned.push((m.clone(), g, schema_from_graph(m, g)));
+                    expected.push((format!("{class_name}.{m}"), m.clone(), def.clone()));
+                }
+            }
+            let sources: Vec<MethodSource<'_>> = owned
+                .iter()
+                .map(|(n, g, s)| MethodSource {
+                    name: n,
+                    graph: g,
+                    schema: s,
+                })
+                .collect();
+            if let Err(e) = printer.add_class(&class, &sources) {
+                out.failures.push(format!("{case} {class_name}: {e}"));
+            }
+        }
+        let printed = printer.file(qualifier).unwrap_or_default().to_string();
+        let got: HashMap<String, String> = split_items(&printed)
+            .into_iter()
+            .flat_map(|i| {
+                let n = i.name.clone();
+                i.defs
+                    .into_iter()
+                    .map(move |(m, t)| (format!("{n}.{m}"), t))
+            })
+            .collect();
+        for (full, _m, want) in expected {
+            out.total += 1;
+            let short = full
+                .rsplit_once('.')
+                .map(|(c, m)| format!("{}.{m}", c.rsplit('.').next().unwrap_or(c)));
+            let key = short.unwrap_or_default();
+            match got.get(&key) {
+                Some(t) if *t == want => out.matched += 1,
+                Some(t) => out.failures.push(format!(
+                    "{case} {full}\n--- pytorch\n{want}--- printed\n{t}"
+                )),
+                None => out.failures.push(format!("{case} {full}: not printed")),
+            }
+        }
+    }
+}
+
+#[test]
+fn model_methods_print_as_pytorch_wrote_them() {
+    let (Some(cases), Some(ir)) = (cases_dir(), ir_dir()) else {
+        eprintln!("conformance cases or IR corpus not found; skipped");
+        return;
+    };
+    if !ir.is_dir() {
+        eprintln!("IR corpus not found; skipped");
+        return;
+    }
+    let mut out = Outcome {
+        matched: 0,
+        total: 0,
+        failures: Vec::new(),
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("model.pt").is_file())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        let case = d.file_name().unwrap().to_string_lossy().to_string();
+        check_model(&case, &d.join("model.pt"), &ir, &mut out);
+    }
+    for f in &out.failures {
+        eprintln!("{f}");
+    }
+    eprintln!(
+        "python printer: {} of {} model methods match PyTorch's code byte for byte",
+        out.matched, out.total
+    );
+    assert!(
+        out.matched >= METHOD_FLOOR,
+        "only {} methods match (floor {METHOD_FLOOR})",
+        out.matched
+    );
+}
+
+#[test]
+fn program_functions_print_as_parseable_source() {
+    let (Some(cases), Some(ir)) = (cases_dir(), ir_dir()) else {
+        eprintln!("conformance cases or IR corpus not found; skipped");
+        return;
+    };
+    if !ir.is_dir() {
+        return;
+    }
+    let mut printed = 0;
+    let mut total = 0;
+    let mut failures = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&ir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let stem = p.file_stem().unwrap().to_string_lossy().to_string();
+        let Some((case, func)) = stem.split_once('.') else {
+            continue;
+        };
+        let dir = cases.join(case);
+        if dir.join("model.pt").is_file() || !dir.join("program.py").is_file() {
+            continue;
+        }
+        total += 1;
+        let g = match parse_ir(&std::fs::read_to_string(&p).unwrap()) {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(format!("{stem}: IR does not parse: {e}"));
+                continue;
+            }
+        };
+        let schema = schema_from_graph(func, &g);
+        let mut printer = PythonPrinter::new();
+        if let Err(e) = printer.add_function(&format!("__torch__.{func}"), &g, &schema) {
+            failures.push(format!("{stem}: {e}"));
+            continue;
+        }
+        let text = printer.file("__torch__").unwrap_or_default().to_string();
+        let src = Source::new(text.clone(), Some(stem.clone()), 1);
+        match ts_frontend::parse_program(&src) {
+            Ok(_) => printed += 1,
+            Err(e) => failures.push(format!(
+                "{stem}: printed source does not parse: {e}\n{text}"
+            )),
+        }
+    }
+    for f in &failures {
+        eprintln!("{f}");
+    }
+    eprintln!("python printer: {printed} of {total} program functions print as parseable source");
+    assert!(
+        printed >= PROGRAM_FLOOR,
+        "only {printed} program functions print (floor {PROGRAM_FLOOR})"
+    );
+}
+
+/// Program functions whose printed source parses. It may only go up.
+const PROGRAM_FLOOR: usize = 314;
