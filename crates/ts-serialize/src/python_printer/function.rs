@@ -41,6 +41,7 @@ pub(crate) struct Emitter<'a> {
     inline: HashSet<Key<NodeId>>,
     visited_split: HashMap<Key<NodeId>, i64>,
     seen_constants: HashSet<Key<NodeId>>,
+    annotated_unions: HashSet<Key<ValueId>>,
 }
 
 /// The debug name of `v` when it has one (the IR text's `%5` is no name).
@@ -82,6 +83,7 @@ impl<'a> Emitter<'a> {
             inline: HashSet::new(),
             visited_split: HashMap::new(),
             seen_constants: HashSet::new(),
+            annotated_unions: HashSet::new(),
         }
     }
 
@@ -300,8 +302,21 @@ impl<'a> Emitter<'a> {
         if lhs.is_empty() {
             return Ok(());
         }
-        let l = self.value_list(g, lhs)?;
+        let mut l = self.value_list(g, lhs)?;
         let r = self.value_list(g, rhs)?;
+        // The first assignment to a single Optional/Union variable keeps its annotation, so
+        // that the reparsed variable gets the declared type (tuple unpacking cannot carry one).
+        if let &[v] = lhs {
+            let k = key(g, v);
+            let ty = g.value(v).ty();
+            if matches!(**ty, Type::Optional(_) | Type::Union(_))
+                && !self.expr.contains_key(&k)
+                && self.annotated_unions.insert(k)
+            {
+                l.push_str(" : ");
+                l.push_str(&ty.annotation_str());
+            }
+        }
         self.indent();
         self.out.push_str(&format!("{l} = {r}\n"));
         Ok(())
@@ -876,16 +891,20 @@ impl<'a> Emitter<'a> {
             k if k == prim::EnumValue => format!("({}).value", self.use_of(g, input0(g, n)?)?),
             k if k == prim::EnumName => format!("({}).name", self.use_of(g, input0(g, n)?)?),
             _ => {
-                let kw = self.schemas.keyword_names(g, n);
+                let args = self.schemas.printed_arguments(g, n);
                 let mut s = format!("{}(", op_name(kind));
-                for (i, &v) in inputs.iter().enumerate() {
-                    if i > 0 {
+                for (j, (i, name)) in args.into_iter().enumerate() {
+                    if j > 0 {
                         s.push_str(", ");
                     }
-                    if let Some(Some(name)) = kw.get(i) {
-                        s.push_str(name);
+                    if let Some(name) = name {
+                        s.push_str(&name);
                         s.push('=');
                     }
+                    let v = inputs
+                        .get(i)
+                        .copied()
+                        .ok_or_else(|| PrintError::new(format!("{kind} has no input {i}")))?;
                     s.push_str(&self.use_of(g, v)?);
                 }
                 s.push(')');

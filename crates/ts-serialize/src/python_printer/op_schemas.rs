@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ts_core::{parse_schema_with, FunctionSchema, Symbol};
-use ts_ir::{Graph, NodeId};
+use ts_core::{parse_schema_with, FunctionSchema, IValue, Symbol};
+use ts_ir::{Graph, NodeId, ValueId};
 
 /// Parsed overloads per operator, from PyTorch's schema table (`ts_ops::schema_table`).
 #[derive(Default)]
@@ -29,20 +29,83 @@ impl OpSchemas {
             .cloned()
     }
 
-    /// For each input of the node, the argument name when that argument is keyword-only.
-    pub fn keyword_names(&mut self, g: &Graph, n: NodeId) -> Vec<Option<String>> {
-        let count = g.node(n).inputs().len();
+    /// The inputs PyTorch prints for an operator call: trailing arguments equal to their
+    /// schema defaults are left out (keeping trailing `out=` arguments), and keyword-only
+    /// arguments carry their name. Without a schema every input is printed positionally.
+    pub fn printed_arguments(&mut self, g: &Graph, n: NodeId) -> Vec<(usize, Option<String>)> {
+        let inputs = g.node(n).inputs();
         let Some(schema) = self.schema_for(g, n) else {
-            return vec![None; count];
+            return (0..inputs.len()).map(|i| (i, None)).collect();
         };
-        (0..count)
-            .map(|i| {
-                schema
-                    .arguments
-                    .get(i)
-                    .filter(|a| a.kwarg_only)
-                    .map(|a| a.name.clone())
-            })
-            .collect()
+        let args = &schema.arguments;
+        let (necessary, outs) = necessary_arguments(g, &schema, inputs);
+        let keyword = |i: usize| args.get(i).filter(|a| a.kwarg_only).map(|a| a.name.clone());
+        let mut out: Vec<(usize, Option<String>)> =
+            (0..necessary).map(|i| (i, keyword(i))).collect();
+        let first_out = args.len() - outs;
+        for (i, a) in args.iter().enumerate().skip(first_out) {
+            out.push((i, Some(a.name.clone())));
+        }
+        out
+    }
+}
+
+fn is_out_argument(a: &ts_core::Argument) -> bool {
+    a.kwarg_only && a.alias_info.as_ref().is_some_and(|i| i.is_write)
+}
+
+/// How many leading inputs must be printed, and how many trailing `out` arguments the schema
+/// has (PyTorch's `CalculateNecessaryArgs`): trailing inputs that are constants equal to the
+/// argument's default are dropped.
+fn necessary_arguments(g: &Graph, schema: &FunctionSchema, inputs: &[ValueId]) -> (usize, usize) {
+    let args = &schema.arguments;
+    if args.is_empty() {
+        return (0, 0);
+    }
+    let outs = args.iter().rev().take_while(|a| is_out_argument(a)).count();
+    if args.len() < inputs.len() {
+        return (inputs.len(), outs);
+    }
+    let mut idx = args.len() - outs;
+    while idx > 0 {
+        let a = &args[idx - 1];
+        let Some(default) = &a.default else {
+            return (idx, outs);
+        };
+        let Some(actual) = inputs.get(idx - 1).and_then(|&v| g.to_ivalue(v)) else {
+            return (idx, outs);
+        };
+        if !same_value(default, &actual) {
+            return (idx, outs);
+        }
+        idx -= 1;
+    }
+    (0, outs)
+}
+
+/// IValue equality as the default check needs it: same kind and equal contents.
+fn same_value(a: &IValue, b: &IValue) -> bool {
+    match (a, b) {
+        (IValue::None, IValue::None) => true,
+        (IValue::Bool(x), IValue::Bool(y)) => x == y,
+        (IValue::Int(x), IValue::Int(y)) => x == y,
+        (IValue::Double(x), IValue::Double(y)) => x == y,
+        (IValue::Int(x), IValue::Double(y)) | (IValue::Double(y), IValue::Int(x)) => {
+            *x as f64 == *y
+        }
+        (IValue::String(x), IValue::String(y)) => x == y,
+        (IValue::Device(x), IValue::Device(y)) => x == y,
+        (IValue::List(x), IValue::List(y)) => {
+            let (x, y) = (x.items.read(), y.items.read());
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same_value(p, q))
+        }
+        (IValue::Tuple(x), IValue::Tuple(y)) => {
+            x.elements.len() == y.elements.len()
+                && x.elements
+                    .iter()
+                    .zip(&y.elements)
+                    .all(|(p, q)| same_value(p, q))
+        }
+        _ => false,
     }
 }
