@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use support::cases_dir;
 use ts_core::types::FunctionType;
-use ts_core::{prim, ClassType, FunctionSchema, IValue, Source, Type, TypeRef};
+use ts_core::{parse_annotation, prim, ClassType, FunctionSchema, IValue, Source, Type, TypeRef};
 use ts_ir::{parse_ir, Graph};
 use ts_serialize::python_printer::{schema_from_graph, MethodSource};
 use ts_serialize::{PythonPrinter, ScriptArchive};
@@ -19,6 +19,13 @@ use ts_serialize::{PythonPrinter, ScriptArchive};
 /// The method definitions printed by this implementation that equal PyTorch's, byte for byte.
 /// It may only go up.
 const METHOD_FLOOR: usize = 128;
+
+/// Class headers (members before the first method) printed exactly. It may only go up.
+const HEADER_FLOOR: usize = 137;
+
+/// Whole `code/` files printed exactly, among those whose every method has an IR graph. It
+/// may only go up.
+const FILE_FLOOR: usize = 104;
 
 fn ir_dir() -> Option<PathBuf> {
     Some(cases_dir()?.parent()?.parent()?.join("corpus/ir"))
@@ -28,6 +35,8 @@ fn ir_dir() -> Option<PathBuf> {
 struct Item {
     name: String,
     is_class: bool,
+    /// For classes: the `class` line and the member lines before the first method.
+    header: String,
     /// `(method name, text)` for classes; the function itself for a free function.
     defs: Vec<(String, String)>,
 }
@@ -47,6 +56,7 @@ fn split_items(text: &str) -> Vec<Item> {
                 items.push(Item {
                     name: rest[..end].to_string(),
                     is_class: true,
+                    header: line.to_string(),
                     defs: Vec::new(),
                 });
                 continue;
@@ -55,6 +65,7 @@ fn split_items(text: &str) -> Vec<Item> {
                 items.push(Item {
                     name: name.clone(),
                     is_class: false,
+                    header: String::new(),
                     defs: vec![(name, line.to_string())],
                 });
                 continue;
@@ -69,8 +80,9 @@ fn split_items(text: &str) -> Vec<Item> {
                 continue;
             }
         }
-        if let Some(d) = item.defs.last_mut() {
-            d.1.push_str(line);
+        match item.defs.last_mut() {
+            Some(d) => d.1.push_str(line),
+            None => item.header.push_str(line),
         }
     }
     items
@@ -183,6 +195,14 @@ fn parse_default(text: &str) -> Option<IValue> {
             return Some(IValue::str(inner));
         }
     }
+    if let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let items: Option<Vec<IValue>> = inner
+            .trim_end_matches(',')
+            .split(", ")
+            .map(parse_default)
+            .collect();
+        return items.map(IValue::tuple);
+    }
     if let Some(inner) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
         let items: Option<Vec<i64>> = inner.split(", ").map(|x| x.parse().ok()).collect();
         return items.map(IValue::int_list);
@@ -217,9 +237,68 @@ fn add_header_defaults(schema: &mut FunctionSchema, def: &str) {
     }
 }
 
+/// The class type a `class` header declares: `(Module)`, `__parameters__`/`__buffers__`, the
+/// attribute annotations (including `__annotations__["0"] = T`) and the `Final` constants.
+/// The header stands in for the module's type, which this test has no other source for.
+fn class_from_header(name: &str, header: &str) -> Result<Arc<ClassType>, String> {
+    let mut lines = header.lines();
+    let first = lines.next().unwrap_or_default();
+    let class = ClassType::new(name, first.contains("(Module)"));
+    let quoted = |l: &str| -> Vec<String> {
+        l.split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let (mut params, mut buffers) = (Vec::new(), Vec::new());
+    for line in lines {
+        let l = line
+            .strip_prefix("  ")
+            .ok_or(format!("unexpected line {line:?}"))?;
+        if l.starts_with("__parameters__ = [") {
+            params = quoted(l);
+        } else if l.starts_with("__buffers__ = [") {
+            buffers = quoted(l);
+        } else if l == "__annotations__ = []" {
+            continue;
+        } else if let Some(rest) = l.strip_prefix("__annotations__[\"") {
+            let (attr, ty) = rest.split_once("\"] = ").ok_or(format!("bad line {l:?}"))?;
+            let t = parse_annotation(ty, None).map_err(|e| format!("{ty}: {e}"))?;
+            class.add_attribute(
+                attr,
+                t,
+                params.iter().any(|p| p == attr),
+                buffers.iter().any(|b| b == attr),
+            );
+        } else if let Some((attr, rest)) = l.split_once(" : ") {
+            if let Some(fin) = rest.strip_prefix("Final[") {
+                let (_, value) = fin.split_once("] = ").ok_or(format!("bad line {l:?}"))?;
+                let v = parse_default(value).ok_or(format!("constant {value:?}"))?;
+                class.add_constant(attr, v);
+            } else {
+                let t = parse_annotation(rest, None).map_err(|e| format!("{rest}: {e}"))?;
+                class.add_attribute(
+                    attr,
+                    t,
+                    params.iter().any(|p| p == attr),
+                    buffers.iter().any(|b| b == attr),
+                );
+            }
+        } else {
+            return Err(format!("unknown header line {l:?}"));
+        }
+    }
+    Ok(class)
+}
+
 struct Outcome {
     matched: usize,
     total: usize,
+    headers_matched: usize,
+    headers: usize,
+    files_matched: usize,
+    files_complete: usize,
     failures: Vec<String>,
 }
 
@@ -275,12 +354,44 @@ fn check_model(case: &str, model: &Path, ir: &Path, out: &mut Outcome) {
     for (qualifier, text) in &files {
         let mut printer = PythonPrinter::new();
         let mut expected = Vec::new();
+        let mut expected_headers = Vec::new();
+        let mut complete = true;
         for item in split_items(text) {
             if !item.is_class {
+                complete = false;
                 continue;
             }
             let class_name = format!("{qualifier}.{}", item.name);
-            let class = ClassType::new(class_name.clone(), true);
+            if item
+                .header
+                .starts_with(&format!("class {}(NamedTuple):", item.name))
+            {
+                expected_headers.push((item.name.clone(), item.header.clone()));
+                let mut fields = Vec::new();
+                let mut types = Vec::new();
+                for l in item.header.lines().skip(1) {
+                    let Some((f, t)) = l.trim_start().split_once(" : ") else {
+                        continue;
+                    };
+                    fields.push(f.to_string());
+                    types.push(parse_annotation(t, None).expect("field type parses"));
+                }
+                let t = Type::named_tuple(class_name.clone(), fields, types);
+                if let Err(e) = printer.add_named_tuple(&t) {
+                    out.failures.push(format!("{case} {class_name}: {e}"));
+                }
+                continue;
+            }
+            let class = match class_from_header(&class_name, &item.header) {
+                Ok(c) => c,
+                Err(e) => {
+                    out.failures
+                        .push(format!("{case} {class_name}: header: {e}"));
+                    complete = false;
+                    ClassType::new(class_name.clone(), true)
+                }
+            };
+            expected_headers.push((item.name.clone(), item.header.clone()));
             let mut owned = Vec::new();
             for (m, def) in &item.defs {
                 if let Some(g) = methods.get(&(class_name.clone(), m.clone())) {
@@ -288,6 +399,8 @@ fn check_model(case: &str, model: &Path, ir: &Path, out: &mut Outcome) {
                     add_header_defaults(&mut schema, def);
                     owned.push((m.clone(), g, schema));
                     expected.push((format!("{class_name}.{m}"), m.clone(), def.clone()));
+                } else {
+                    complete = false;
                 }
             }
             let sources: Vec<MethodSource<'_>> = owned
@@ -303,7 +416,21 @@ fn check_model(case: &str, model: &Path, ir: &Path, out: &mut Outcome) {
             }
         }
         let printed = printer.file(qualifier).unwrap_or_default().to_string();
-        let got: HashMap<String, String> = split_items(&printed)
+        let printed_items = split_items(&printed);
+        for (name, want) in expected_headers {
+            out.headers += 1;
+            match printed_items.iter().find(|i| i.is_class && i.name == name) {
+                Some(i) if i.header == want => out.headers_matched += 1,
+                Some(i) => out.failures.push(format!(
+                    "{case} {qualifier}.{name} header\n--- pytorch\n{want}--- printed\n{}",
+                    i.header
+                )),
+                None => out
+                    .failures
+                    .push(format!("{case} {qualifier}.{name}: not printed")),
+            }
+        }
+        let got: HashMap<String, String> = printed_items
             .into_iter()
             .flat_map(|i| {
                 let n = i.name.clone();
@@ -326,6 +453,15 @@ fn check_model(case: &str, model: &Path, ir: &Path, out: &mut Outcome) {
                 None => out.failures.push(format!("{case} {full}: not printed")),
             }
         }
+        if complete {
+            out.files_complete += 1;
+            if printed == *text {
+                out.files_matched += 1;
+            } else {
+                out.failures
+                    .push(format!("{case} {qualifier}: whole file differs"));
+            }
+        }
     }
 }
 
@@ -342,6 +478,10 @@ fn model_methods_print_as_pytorch_wrote_them() {
     let mut out = Outcome {
         matched: 0,
         total: 0,
+        headers_matched: 0,
+        headers: 0,
+        files_matched: 0,
+        files_complete: 0,
         failures: Vec::new(),
     };
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cases)
@@ -360,6 +500,17 @@ fn model_methods_print_as_pytorch_wrote_them() {
     eprintln!(
         "python printer: {} of {} model methods match PyTorch's code byte for byte",
         out.matched, out.total
+    );
+    eprintln!(
+        "python printer: {} of {} class headers and {} of {} whole code files (those whose \
+         every method has an IR graph) match",
+        out.headers_matched, out.headers, out.files_matched, out.files_complete
+    );
+    assert!(
+        out.headers_matched >= HEADER_FLOOR && out.files_matched >= FILE_FLOOR,
+        "{} headers (floor {HEADER_FLOOR}) and {} files (floor {FILE_FLOOR}) match",
+        out.headers_matched,
+        out.files_matched
     );
     assert!(
         out.matched >= METHOD_FLOOR,
