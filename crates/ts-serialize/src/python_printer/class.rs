@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::annotation::annotation;
 use ts_core::types::{EnumType, InterfaceType};
 use ts_core::{ClassType, FunctionSchema, IValue, Type, TypeRef};
 use ts_ir::Graph;
@@ -86,7 +87,7 @@ impl PythonPrinter {
             for (i, a) in attributes.iter().enumerate() {
                 p.deps.add_contained(&a.ty);
                 if is_valid_identifier(&a.name) {
-                    head.push_str(&format!("  {} : {}\n", a.name, a.ty.annotation_str()));
+                    head.push_str(&format!("  {} : {}\n", a.name, annotation(&a.ty)));
                 } else {
                     if i == 0 {
                         head.push_str("  __annotations__ = []\n");
@@ -94,14 +95,14 @@ impl PythonPrinter {
                     head.push_str(&format!(
                         "  __annotations__[\"{}\"] = {}\n",
                         a.name,
-                        a.ty.annotation_str()
+                        annotation(&a.ty)
                     ));
                 }
             }
             for (cname, v) in &constants {
                 head.push_str(&format!(
                     "  {cname} : Final[{}] = ",
-                    constant_type(v).annotation_str()
+                    annotation(&constant_type(v))
                 ));
                 write_constant(&mut head, v, &mut p.constants);
                 head.push('\n');
@@ -124,20 +125,20 @@ impl PythonPrinter {
         let Type::Tuple(tt) = &**t else {
             return Err(PrintError::new(format!(
                 "{} is not a named tuple",
-                t.annotation_str()
+                annotation(t)
             )));
         };
         let Some(info) = &tt.names else {
             return Err(PrintError::new(format!(
                 "{} is not a named tuple",
-                t.annotation_str()
+                annotation(t)
             )));
         };
         let (qualifier, name) = split_qualified(&info.qualified_name);
         let mut s = format!("class {name}(NamedTuple):\n");
         for (f, ty) in info.fields.iter().zip(&tt.elements) {
             self.deps.add_contained(ty);
-            s.push_str(&format!("  {f} : {}\n", ty.annotation_str()));
+            s.push_str(&format!("  {f} : {}\n", annotation(ty)));
         }
         self.files
             .entry(qualifier.to_string())
@@ -167,7 +168,7 @@ impl PythonPrinter {
             s.push_str(&format!("  def {}(self", m.name));
             for a in &m.arguments[1..] {
                 self.deps.add_contained(&a.ty);
-                s.push_str(&format!(", {}: {}", a.name, a.ty.annotation_str()));
+                s.push_str(&format!(", {}: {}", a.name, annotation(&a.ty)));
             }
             let ret = m
                 .returns
@@ -175,7 +176,7 @@ impl PythonPrinter {
                 .map(|r| r.ty.clone())
                 .unwrap_or_else(Type::none);
             self.deps.add_contained(&ret);
-            s.push_str(&format!(") -> {}:\n    pass\n", ret.annotation_str()));
+            s.push_str(&format!(") -> {}:\n    pass\n", annotation(&ret)));
         }
         self.files
             .entry(qualifier.to_string())

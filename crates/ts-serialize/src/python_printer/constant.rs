@@ -2,6 +2,7 @@
 //! Python source cannot spell (tensors, objects, strings with non-ASCII characters) go to the
 //! archive's constant table and print as `CONSTANTS.cN`.
 
+use super::annotation::{annotation, is_named_tuple_class};
 use ts_core::number_format::format_g;
 use ts_core::scanner::quote_string;
 use ts_core::{IValue, Type};
@@ -98,8 +99,8 @@ pub fn write_constant(out: &mut String, v: &IValue, table: &mut ConstantTable) {
         IValue::String(s) => quote_string(s, out),
         IValue::Device(d) => out.push_str(&format!("torch.device(\"{d}\")")),
         IValue::Tuple(t) => {
-            if let Some(nt) = &t.named_type {
-                out.push_str(&nt.annotation_str());
+            if let Some(nt) = t.named_type.as_ref().filter(|nt| is_named_tuple_class(nt)) {
+                out.push_str(&annotation(nt));
             }
             out.push('(');
             for (i, e) in t.elements.iter().enumerate() {
@@ -119,7 +120,7 @@ pub fn write_constant(out: &mut String, v: &IValue, table: &mut ConstantTable) {
             if annotate {
                 out.push_str(&format!(
                     "annotate({}, ",
-                    Type::list(l.elem_type.clone()).annotation_str()
+                    annotation(&Type::list(l.elem_type.clone()))
                 ));
             }
             out.push('[');
@@ -142,7 +143,7 @@ pub fn write_constant(out: &mut String, v: &IValue, table: &mut ConstantTable) {
             if annotate {
                 out.push_str(&format!(
                     "annotate({}, ",
-                    Type::dict(d.key_type.clone(), d.value_type.clone()).annotation_str()
+                    annotation(&Type::dict(d.key_type.clone(), d.value_type.clone()))
                 ));
             }
             out.push('{');

@@ -1,6 +1,7 @@
 //! The named types printed code refers to (classes, named tuples, interfaces, enums and
 //! functions): the exporter must print each of them too.
 
+use super::annotation::{annotation, is_named_tuple_class};
 use ts_core::{Type, TypeRef};
 
 /// Named types in the order they were first referenced, without duplicates.
@@ -15,11 +16,11 @@ impl Deps {
     pub fn add_named(&mut self, t: &TypeRef) {
         let named = match &**t {
             Type::Class(_) | Type::Interface(_) | Type::Enum(_) | Type::Function(_) => true,
-            Type::Tuple(tt) => tt.names.is_some(),
+            Type::Tuple(_) => is_named_tuple_class(t),
             _ => false,
         };
         if named {
-            let name = t.annotation_str();
+            let name = annotation(t);
             if !self.names.contains(&name) {
                 self.names.push(name);
                 self.types.push(t.clone());

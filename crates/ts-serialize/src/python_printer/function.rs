@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::annotation::{annotation, is_named_tuple_class};
 use ts_core::{attr, prim, Argument, FunctionSchema, IValue, Symbol, Type, TypeRef};
 use ts_ir::{AttributeValue, BlockId, Graph, NodeId, ValueId};
 
@@ -127,13 +128,13 @@ impl<'a> Emitter<'a> {
                 self.out.push_str(&arg_name);
                 if print_first_type {
                     self.out.push_str(": ");
-                    self.out.push_str(&arg.ty.annotation_str());
+                    self.out.push_str(&annotation(&arg.ty));
                 }
             } else {
                 self.out.push_str(",\n    ");
                 self.out.push_str(&arg_name);
                 self.out.push_str(": ");
-                self.out.push_str(&arg.ty.annotation_str());
+                self.out.push_str(&annotation(&arg.ty));
             }
             if let Some(d) = &arg.default {
                 self.default_value(arg, d);
@@ -141,7 +142,7 @@ impl<'a> Emitter<'a> {
             self.idents.insert(key(g, input), arg_name);
         }
         self.out.push_str(") -> ");
-        self.out.push_str(&ret.ty.annotation_str());
+        self.out.push_str(&annotation(&ret.ty));
         self.out.push_str(":\n");
         self.deps.add_contained(&ret.ty);
         self.body(g, g.block())
@@ -314,7 +315,7 @@ impl<'a> Emitter<'a> {
                 && self.annotated_unions.insert(k)
             {
                 l.push_str(" : ");
-                l.push_str(&ty.annotation_str());
+                l.push_str(&annotation(ty));
             }
         }
         self.indent();
@@ -336,7 +337,7 @@ impl<'a> Emitter<'a> {
             let lt = g.value(l).ty();
             if **lt != **g.value(r).ty() {
                 self.out.push_str(": ");
-                self.out.push_str(&lt.annotation_str());
+                self.out.push_str(&annotation(lt));
             }
             self.out.push_str(&format!(" = {rs}\n"));
         }
@@ -645,7 +646,7 @@ impl<'a> Emitter<'a> {
                 let o = self.use_of(g, out)?;
                 let cs = self.use_of(g, c)?;
                 let is = self.use_of(g, i)?;
-                let t = g.value(out).ty().annotation_str();
+                let t = annotation(g.value(out).ty());
                 self.indent();
                 self.out.push_str(&format!("{o} : {t} = {cs}[{is}]\n"));
             }
@@ -693,7 +694,7 @@ impl<'a> Emitter<'a> {
                 ))
             }
             k if k == prim::Uninitialized => {
-                format!("uninitialized({})", out_ty()?.annotation_str())
+                format!("uninitialized({})", annotation(&*out_ty()?))
             }
             k if k == prim::Constant => {
                 let t = out_ty()?;
@@ -717,7 +718,7 @@ impl<'a> Emitter<'a> {
             {
                 format!(
                     "annotate({}, {})",
-                    out_ty()?.annotation_str(),
+                    annotation(&*out_ty()?),
                     self.use_of(g, input0(g, n)?)?
                 )
             }
@@ -743,10 +744,8 @@ impl<'a> Emitter<'a> {
             k if k == prim::TupleConstruct => {
                 let t = out_ty()?;
                 let mut s = String::new();
-                if let Type::Tuple(tt) = &*t {
-                    if tt.names.is_some() {
-                        s.push_str(&t.annotation_str());
-                    }
+                if is_named_tuple_class(&t) {
+                    s.push_str(&annotation(&t));
                 }
                 let close = if inputs.len() == 1 { ",)" } else { ")" };
                 s.push_str(&self.call_args(g, inputs, "(", close)?);
@@ -771,11 +770,11 @@ impl<'a> Emitter<'a> {
                     _ => true,
                 };
                 if inputs.is_empty() {
-                    format!("annotate({}, [])", t.annotation_str())
+                    format!("annotate({}, [])", annotation(&t))
                 } else if !elem_inferable {
                     format!(
                         "annotate({}, {})",
-                        t.annotation_str(),
+                        annotation(&t),
                         self.call_args(g, inputs, "[", "]")?
                     )
                 } else {
@@ -806,13 +805,13 @@ impl<'a> Emitter<'a> {
                 }
                 d.push('}');
                 if inputs.is_empty() || !inferable {
-                    format!("annotate({}, {d})", t.annotation_str())
+                    format!("annotate({}, {d})", annotation(&t))
                 } else {
                     d
                 }
             }
             k if k == prim::CreateObject => {
-                let t = out_ty()?.annotation_str();
+                let t = annotation(&*out_ty()?);
                 format!("{t}.__new__({t})")
             }
             k if k == prim::GetAttr => {
@@ -855,7 +854,7 @@ impl<'a> Emitter<'a> {
                     || matches!(g.to_ivalue(v), Some(IValue::None));
                 if none_input {
                     let t = Type::optional(out_ty()?);
-                    format!("{}(annotate({}, {u}))", op_name(kind), t.annotation_str())
+                    format!("{}(annotate({}, {u}))", op_name(kind), annotation(&t))
                 } else {
                     format!("{}({u})", op_name(kind))
                 }
@@ -863,7 +862,7 @@ impl<'a> Emitter<'a> {
             k if k == prim::unchecked_cast || k == prim::unchecked_unwrap_optional => {
                 format!(
                     "unchecked_cast({}, {})",
-                    out_ty()?.annotation_str(),
+                    annotation(&*out_ty()?),
                     self.use_of(g, input0(g, n)?)?
                 )
             }
@@ -874,7 +873,7 @@ impl<'a> Emitter<'a> {
                     Some(AttributeValue::Type(t)) => vec![t.clone()],
                     _ => return Err(PrintError::new("prim::isinstance has no types")),
                 };
-                let ts: Vec<String> = types.iter().map(|t| t.annotation_str()).collect();
+                let ts: Vec<String> = types.iter().map(|t| annotation(t)).collect();
                 if ts.len() == 1 {
                     format!("isinstance({v}, {})", ts[0])
                 } else {
@@ -884,7 +883,7 @@ impl<'a> Emitter<'a> {
             k if k == prim::tolist => {
                 format!(
                     "annotate({}, {}.tolist())",
-                    out_ty()?.annotation_str(),
+                    annotation(&*out_ty()?),
                     self.use_of(g, input0(g, n)?)?
                 )
             }

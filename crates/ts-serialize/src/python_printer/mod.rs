@@ -8,6 +8,7 @@
 //! non-ASCII strings) go to a constant table shared by all files, printed as `CONSTANTS.cN`
 //! and saved as `constants.pkl`.
 
+pub mod annotation;
 pub mod class;
 pub mod constant;
 pub mod deps;
