@@ -703,6 +703,12 @@ impl<'a> Emitter<'a> {
                     f.name.clone()
                 } else {
                     match g.constant_value(n) {
+                        None if node.attr(attr::value).is_some() => {
+                            return Err(PrintError::new(format!(
+                                "constant %{} has a value of an unknown kind",
+                                g.display_name(output0(g, n)?)
+                            )))
+                        }
                         Some(IValue::None) | None => "None".to_string(),
                         Some(v) => {
                             let mut s = String::new();

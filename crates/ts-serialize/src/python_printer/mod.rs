@@ -15,6 +15,8 @@ pub mod deps;
 mod function;
 pub mod names;
 pub mod op_schemas;
+#[cfg(test)]
+mod tests;
 
 use indexmap::IndexMap;
 use ts_core::{Argument, FunctionSchema, IValue, TypeRef};
