@@ -12,6 +12,7 @@ pub mod annotation;
 pub mod class;
 pub mod constant;
 pub mod deps;
+mod export;
 mod function;
 pub mod names;
 pub mod op_schemas;
@@ -61,6 +62,7 @@ pub struct PythonPrinter {
     constants: ConstantTable,
     deps: Deps,
     schemas: OpSchemas,
+    printed_types: std::collections::HashSet<String>,
 }
 
 /// Splits `a.b.C` into the qualifier `a.b` and the name `C`.
@@ -195,6 +197,19 @@ impl PythonPrinter {
     pub fn dependencies(&self) -> &Deps {
         &self.deps
     }
+}
+
+/// A method as a module's `code` property shows it (PyTorch's `printMethod`): like a file's
+/// `def`, but at the top level and without the type of `self`.
+pub fn print_method_code(
+    name: &str,
+    g: &Graph,
+    schema: &FunctionSchema,
+) -> Result<(String, Vec<IValue>), PrintError> {
+    let mut p = PythonPrinter::new();
+    p.emitter("", 0).function(name, g, schema, false)?;
+    let text = p.file("").unwrap_or_default().to_string();
+    Ok((text, p.into_constants()))
 }
 
 /// Prints a single free function as a file of its own would hold it (a convenience for tests
