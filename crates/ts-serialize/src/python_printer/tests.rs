@@ -3,6 +3,8 @@
 //! `torch._C._create_function_from_graph("f", g).code` (that parser drops the names of node
 //! outputs, hence the numbered values here).
 
+use std::sync::Arc;
+
 use parking_lot::RwLock;
 use ts_core::types::{EnumType, InterfaceType};
 use ts_core::{ClassType, IValue, Tensor, Type};
@@ -355,4 +357,108 @@ class Pair(NamedTuple):
 "
     );
     assert!(p.add_named_tuple(&Type::int()).is_err());
+}
+
+#[test]
+fn method_code_omits_the_type_of_self() {
+    let g = parse_ir(
+        "graph(%self.1 : __torch__.M, %x.1 : Tensor):
+  %1 : Tensor = aten::neg(%x.1)
+  return (%1)
+",
+    )
+    .expect("parses");
+    let schema = schema_from_graph("forward", &g);
+    let (text, _) = super::print_method_code("forward", &g, &schema).expect("prints");
+    assert_eq!(
+        text,
+        "def forward(self,\n    x: Tensor) -> Tensor:\n  return torch.neg(x)\n"
+    );
+}
+
+#[test]
+fn type_trees_print_dependencies_once_in_reference_order() {
+    // A module whose method calls a free function and a method of a submodule.
+    let sub = ClassType::new("__torch__.lib.Sub", true);
+    sub.add_attribute("training", Type::bool(), false, false);
+    let root = ClassType::new("__torch__.Root", true);
+    root.add_attribute("sub", Type::class(sub.clone()), false, false);
+    let helper_graph = parse_ir("graph(%x.1 : Tensor):\n  return (%x.1)\n").expect("parses");
+    let helper = ts_ir::Function::new(
+        "__torch__.lib.helper",
+        helper_graph.clone(),
+        schema_from_graph("helper", &helper_graph),
+    );
+    let mut g = parse_ir(
+        "graph(%self.1 : __torch__.Root, %x.1 : Tensor):
+  %f : Function = prim::Constant[name=\"helper\"]()
+  %1 : Tensor = prim::CallFunction(%f, %x.1)
+  return (%1)
+",
+    )
+    .expect("parses");
+    let root_ty = Type::class(root.clone());
+    g.set_type(g.inputs()[0], root_ty.clone());
+    for n in g.all_nodes() {
+        if g.node(n).kind() == ts_core::prim::Constant {
+            let out = g.node(n).output(0);
+            g.set_type(out, helper.function_type());
+        }
+    }
+    let schema = schema_from_graph("forward", &g);
+    root.add_method(ts_ir::Function::new("__torch__.Root.forward", g, schema));
+    let sub_graph = parse_ir(
+        "graph(%self.1 : __torch__.lib.Sub):\n  %0 : NoneType = prim::Constant()\n  return (%0)\n",
+    )
+    .expect("parses");
+    let mut sub_graph = sub_graph;
+    sub_graph.set_type(sub_graph.inputs()[0], Type::class(sub.clone()));
+    let sub_schema = schema_from_graph("forward", &sub_graph);
+    sub.add_method(ts_ir::Function::new(
+        "__torch__.lib.Sub.forward",
+        sub_graph,
+        sub_schema,
+    ));
+
+    let mut p = PythonPrinter::new();
+    p.add_type_tree(&root_ty).expect("prints");
+    p.add_type_tree(&root_ty)
+        .expect("a second time prints nothing");
+    let files = p.files();
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["code/__torch__.py", "code/__torch__/lib.py"]);
+    assert_eq!(
+        files[0].1,
+        "class Root(Module):
+  __parameters__ = []
+  __buffers__ = []
+  sub : __torch__.lib.Sub
+  def forward(self: __torch__.Root,
+    x: Tensor) -> Tensor:
+    return __torch__.lib.helper(x, )
+"
+    );
+    // The submodule's class was referenced first (by the attribute), then the function.
+    assert_eq!(
+        files[1].1,
+        "class Sub(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  def forward(self: __torch__.lib.Sub) -> NoneType:
+    return None
+def helper(x: Tensor) -> Tensor:
+  return x
+"
+    );
+
+    // A function type without a body cannot be printed.
+    let bodiless = Arc::new(Type::Function(Arc::new(ts_core::types::FunctionType {
+        name: "__torch__.nowhere".to_string(),
+        function: None,
+    })));
+    let err = PythonPrinter::new()
+        .add_type_tree(&bodiless)
+        .expect_err("no body");
+    assert!(err.message.contains("has no body"), "{err}");
 }
