@@ -17,6 +17,8 @@
 //! * `torch.jit.save` archives: [`ScriptArchive`] validates the container and gives access to
 //!   `code/`, `extra/`, the constants table and `data.pkl` (as a generic tree, or loaded with
 //!   classes from an [`ArchiveTypes`] resolver such as the module importer).
+//! * Writing `torch.jit.save` code: [`PythonPrinter`] turns graphs and types into the
+//!   `code/` files and the `constants.pkl` table, byte-identical to PyTorch 2.15's printer.
 //! * The zip container itself: [`Archive`] (reading) and [`ArchiveWriter`] (64-byte aligned
 //!   stored records, as PyTorch writes them); [`pickler::Pickler`] writes protocol-2 pickles.
 //!

@@ -14,8 +14,11 @@ use super::{split_qualified, PrintError, PythonPrinter};
 
 /// A method to print in a class: its name, graph and schema (with `self` first).
 pub struct MethodSource<'a> {
+    /// The method's unqualified name (`forward`).
     pub name: &'a str,
+    /// Its graph; the first input is `self`.
     pub graph: &'a Graph,
+    /// Its declaration: argument names, types and defaults, and the return type.
     pub schema: &'a FunctionSchema,
 }
 

@@ -36,6 +36,7 @@ use op_schemas::OpSchemas;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot print as TorchScript source: {message}")]
 pub struct PrintError {
+    /// What cannot be printed and why.
     pub message: String,
 }
 
