@@ -93,8 +93,14 @@ pub fn write_constant(out: &mut String, v: &IValue, table: &mut ConstantTable) {
         IValue::Int(i) => out.push_str(&i.to_string()),
         IValue::Double(d) => out.push_str(&float_repr(*d)),
         IValue::Complex(c) => {
+            // `1.5-2.j`: the real part, the imaginary part's sign and magnitude, `j`.
             let (re, im) = **c;
-            out.push_str(&format!("complex({}, {})", float_repr(re), float_repr(im)));
+            let sign = if im >= 0.0 { '+' } else { '-' };
+            out.push_str(&format!(
+                "{}{sign}{}j",
+                float_repr(re),
+                float_repr(im.abs())
+            ));
         }
         IValue::String(s) => quote_string(s, out),
         IValue::Device(d) => out.push_str(&format!("torch.device(\"{d}\")")),
@@ -201,6 +207,8 @@ mod tests {
             "(1,)".to_string()
         );
         assert_eq!(repr(&IValue::str("a\"b")), "\"a\\\"b\"");
+        // `complex(1.5, -2.0)` in a scripted function prints so in PyTorch 2.15's `fn.code`.
+        assert_eq!(repr(&IValue::complex(1.5, -2.0)), "1.5-2.j");
         let mut table = ConstantTable::default();
         let mut s = String::new();
         write_constant(&mut s, &IValue::str("é"), &mut table);
