@@ -17,6 +17,8 @@
 //! * `torch.jit.save` archives: [`ScriptArchive`] validates the container and gives access to
 //!   `code/`, `extra/`, the constants table and `data.pkl` (as a generic tree, or loaded with
 //!   classes from an [`ArchiveTypes`] resolver such as the module importer).
+//! * Writing `torch.jit.save` code: [`PythonPrinter`] turns graphs and types into the
+//!   `code/` files and the `constants.pkl` table, byte-identical to PyTorch 2.15's printer.
 //! * The zip container itself: [`Archive`] (reading) and [`ArchiveWriter`] (64-byte aligned
 //!   stored records, as PyTorch writes them); [`pickler::Pickler`] writes protocol-2 pickles.
 //!
@@ -30,6 +32,7 @@ pub mod module_import;
 pub mod opcodes;
 pub mod pickle_value;
 pub mod pickler;
+pub mod python_printer;
 pub mod script_archive;
 pub mod storage_kind;
 pub mod torch_save;
@@ -47,6 +50,7 @@ pub use pickle_value::{
     Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,
     PickleValue, TupleId,
 };
+pub use python_printer::{PrintError, PythonPrinter};
 pub use script_archive::{ArchiveTypes, InferredClasses, ScriptArchive};
 pub use torch_save::{load_from_archive, load_torch_save, load_torch_save_bytes};
 pub use torch_save_writer::{save_torch_save, save_torch_save_bytes};
