@@ -149,7 +149,9 @@ impl SourceRange {
     /// The original range this generated code was printed from (through the archive's debug
     /// info); `Some(None)` when it has none, `None` when the source carries no debug info.
     pub fn original(&self) -> Option<Option<&SourceRange>> {
-        self.source.segment_at(self.start).map(|s| s.original.as_ref())
+        self.source
+            .segment_at(self.start)
+            .map(|s| s.original.as_ref())
     }
 
     /// `(file, line, column)` of the start: the `# file:line:col` IR comment. Generated code

@@ -28,6 +28,7 @@ pub mod archive;
 pub mod archive_writer;
 pub mod error;
 pub mod globals;
+pub mod module_export;
 pub mod module_import;
 pub mod opcodes;
 pub mod pickle_value;
@@ -45,6 +46,7 @@ pub mod value_loader;
 pub use archive::Archive;
 pub use archive_writer::ArchiveWriter;
 pub use error::{Result, SerializeError};
+pub use module_export::{module_from_function, save_script_module, save_script_module_bytes};
 pub use module_import::{compile_code, load_script_module, load_script_module_bytes, LoadedModule};
 pub use pickle_value::{
     Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,

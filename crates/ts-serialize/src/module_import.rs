@@ -72,6 +72,14 @@ pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>>
             message: format!("the archive's code does not compile: {e}"),
         }
     })?;
+    // Stored graphs are what PyTorch keeps after compiling: cleaned up.
+    for f in cu.functions() {
+        if let Some(g) = f.graph() {
+            let mut g = (*g).clone();
+            ts_passes::run_cleanup_passes(&mut g);
+            f.set_graph(g);
+        }
+    }
     Ok(cu)
 }
 
@@ -99,7 +107,11 @@ fn read_debug_info(archive: &mut ScriptArchive, record: &str) -> Result<Vec<Debu
         [IValue::String(tag), strings, entries] if tag.as_str() == "FORMAT_WITH_STRING_TABLE" => {
             (strings.clone(), entries.clone())
         }
-        _ => return Err(bad("unsupported debug info format (expected FORMAT_WITH_STRING_TABLE)")),
+        _ => {
+            return Err(bad(
+                "unsupported debug info format (expected FORMAT_WITH_STRING_TABLE)",
+            ))
+        }
     };
     let strings: Vec<String> = tuple_items(&strings)
         .iter()
@@ -145,7 +157,11 @@ fn read_debug_info(archive: &mut ScriptArchive, record: &str) -> Result<Vec<Debu
                     Source::new(text, Some(filename.clone()), line.max(1) as usize)
                 })
                 .clone();
-            Some(SourceRange::new(source, start.max(0) as usize, end.max(0) as usize))
+            Some(SourceRange::new(
+                source,
+                start.max(0) as usize,
+                end.max(0) as usize,
+            ))
         };
         out.push(DebugSegment {
             offset: offset.max(0) as usize,

@@ -51,6 +51,7 @@ pub fn save_torch_save_bytes(value: &IValue, archive_name: &str) -> Result<Vec<u
         storages: Vec::new(),
         storage_index: HashMap::new(),
         depth: 0,
+        allow_objects: false,
     };
     w.value(value)?;
     let ValueWriter { p, storages, .. } = w;
@@ -66,6 +67,17 @@ pub fn save_torch_save_bytes(value: &IValue, archive_name: &str) -> Result<Vec<u
             .as_bytes(),
     )?;
     archive.write_record("byteorder", b"little")?;
+    write_storages(&mut archive, "data", &storages)?;
+    archive.write_record("version", FORMAT_VERSION_RECORD)?;
+    archive.finish()
+}
+
+/// Writes each storage's little-endian bytes as `<folder>/<key>`.
+fn write_storages(
+    archive: &mut ArchiveWriter,
+    folder: &str,
+    storages: &[SavedStorage],
+) -> Result<()> {
     for (key, s) in storages.iter().enumerate() {
         let mut bytes = s.storage.to_bytes();
         bytes.truncate(s.numel * s.dtype.size());
@@ -74,10 +86,30 @@ pub fn save_torch_save_bytes(value: &IValue, archive_name: &str) -> Result<Vec<u
                 chunk.reverse();
             }
         }
-        archive.write_record(&format!("data/{key}"), &bytes)?;
+        archive.write_record(&format!("{folder}/{key}"), &bytes)?;
     }
-    archive.write_record("version", FORMAT_VERSION_RECORD)?;
-    archive.finish()
+    Ok(())
+}
+
+/// Pickles `value` as a TorchScript archive's `<folder>.pkl` (objects allowed) and writes it
+/// with its storages under `<folder>/`.
+pub(crate) fn write_script_pickle(
+    archive: &mut ArchiveWriter,
+    folder: &str,
+    value: &IValue,
+) -> Result<()> {
+    let mut w = ValueWriter {
+        p: Pickler::new(),
+        memo: HashMap::new(),
+        storages: Vec::new(),
+        storage_index: HashMap::new(),
+        depth: 0,
+        allow_objects: true,
+    };
+    w.value(value)?;
+    let ValueWriter { p, storages, .. } = w;
+    archive.write_record(&format!("{folder}.pkl"), &p.finish())?;
+    write_storages(archive, folder, &storages)
 }
 
 /// A storage to be written as `data/<index>`.
@@ -97,6 +129,8 @@ struct ValueWriter {
     /// Index into `storages`, by storage identity.
     storage_index: HashMap<usize, usize>,
     depth: usize,
+    /// TorchScript archives may hold class objects; torch.save files may not.
+    allow_objects: bool,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> SerializeError {
@@ -214,6 +248,43 @@ impl ValueWriter {
                 self.p.memoize();
                 self.p.opcode(op::REDUCE);
                 self.p.memoize();
+            }
+            IValue::Object(o) if self.allow_objects => {
+                let id = Arc::as_ptr(o) as usize;
+                if self.recall(id) {
+                    return Ok(());
+                }
+                // `__torch__.a.B` → GLOBAL '__torch__.a' 'B', then NEWOBJ and BUILD with the
+                // attribute dict, as TorchScript's pickler writes objects.
+                let (module, name) = o
+                    .class
+                    .name
+                    .rsplit_once('.')
+                    .unwrap_or(("__torch__", o.class.name.as_str()));
+                self.p.global(module, name);
+                self.p.opcode(op::EMPTY_TUPLE);
+                self.p.opcode(op::NEWOBJ);
+                let slot = self.p.memoize();
+                self.memo.insert(id, slot);
+                if o.class.find_method("__getstate__").is_some() {
+                    return Err(unsupported(format!(
+                        "saving an object of class {} that defines __getstate__",
+                        o.class.name
+                    )));
+                }
+                self.p.opcode(op::EMPTY_DICT);
+                self.p.memoize();
+                let attrs = o.class.attributes();
+                let slots = o.slots.read().clone();
+                if !attrs.is_empty() {
+                    self.p.mark();
+                    for (a, v) in attrs.iter().zip(&slots) {
+                        self.p.str(&a.name);
+                        self.value(v)?;
+                    }
+                    self.p.opcode(op::SETITEMS);
+                }
+                self.p.opcode(op::BUILD);
             }
             IValue::Object(o) => {
                 return Err(unsupported(format!(

@@ -39,6 +39,17 @@ enum Command {
         #[arg(long)]
         output: Option<PathBuf>,
     },
+    /// Save a program's function (as a module's `forward`) or re-save a loaded archive, as
+    /// `torch.jit.save` would write it.
+    Save {
+        /// A TorchScript source file or a `torch.jit.save` archive.
+        program: PathBuf,
+        /// The archive to write.
+        output: PathBuf,
+        /// The function of a source program to save as `forward`.
+        #[arg(long)]
+        entry: Option<String>,
+    },
     /// Print the graph of a function (as PyTorch's `fn.graph` shows it).
     Graph {
         /// A TorchScript source file.
@@ -90,6 +101,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             inputs,
             output,
         } => crate::run_command::run(&program, &entry, inputs.as_deref(), output.as_deref()),
+        Command::Save {
+            program,
+            output,
+            entry,
+        } => crate::model::save(&program, &output, entry.as_deref()),
         Command::Graph {
             program,
             entry,

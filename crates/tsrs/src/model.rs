@@ -25,7 +25,10 @@ pub fn resolve_method_path(
     let mut obj = root.clone();
     for p in parts {
         let i = obj.class.attribute_index(p).ok_or_else(|| {
-            CliError(format!("error: '{}' has no submodule '{p}'", obj.class.name))
+            CliError(format!(
+                "error: '{}' has no submodule '{p}'",
+                obj.class.name
+            ))
         })?;
         let next = obj.slots.read()[i].clone();
         obj = match next {
@@ -59,4 +62,20 @@ pub fn call_model(path: &Path, entry: &str, args: Vec<IValue>) -> Result<IValue,
     let args = ts_runtime::bind_arguments(&schema, args, true)
         .map_err(|e| CliError(format!("{}: {}", e.kind.name(), e.message)))?;
     ts_runtime::call_method(&m.module, entry, args).map_err(|e| CliError(e.to_string()))
+}
+
+/// `tsrs save PROGRAM OUT.pt [--entry NAME]`.
+pub fn save(program: &Path, output: &Path, entry: Option<&str>) -> Result<(), CliError> {
+    let module = if is_archive(program) {
+        load(program)?.module
+    } else {
+        let entry = entry.ok_or_else(|| {
+            CliError("error: saving a source program needs --entry NAME (the function to save as forward)".into())
+        })?;
+        let f = crate::program::find_entry(program, entry)?;
+        ts_serialize::module_from_function(&f, "ScriptFunctionModule")
+            .map_err(|e| CliError(format!("error: {e}")))?
+    };
+    ts_serialize::save_script_module(&module, output)
+        .map_err(|e| CliError(format!("error: cannot save {}: {e}", output.display())))
 }

@@ -64,7 +64,12 @@ pub fn graph(path: &Path, entry: &str, code: bool, raw: bool) -> Result<(), CliE
         let c = ts_runtime::Code::new(&g, entry).map_err(|e| CliError(format!("error: {e}")))?;
         print!("{c}");
     } else {
-        print!("{}", g.to_text(ts_ir::PrintOptions { source_comments: true }));
+        print!(
+            "{}",
+            g.to_text(ts_ir::PrintOptions {
+                source_comments: true
+            })
+        );
     }
     Ok(())
 }
