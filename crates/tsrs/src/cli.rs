@@ -50,6 +50,25 @@ enum Command {
         #[arg(long)]
         entry: Option<String>,
     },
+    /// Describe a saved module: submodules, parameters, buffers, attributes, methods, version.
+    Info {
+        /// A `torch.jit.save` archive.
+        model: PathBuf,
+    },
+    /// Print a saved module's code as `torch.jit.save` writes it.
+    Code {
+        /// A `torch.jit.save` archive.
+        model: PathBuf,
+    },
+    /// List the operator schemas torchscript-rs implements.
+    Ops {
+        /// Only schemas containing this text.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Also count PyTorch's schemas that are not implemented.
+        #[arg(long)]
+        missing: bool,
+    },
     /// Print the graph of a function (as PyTorch's `fn.graph` shows it).
     Graph {
         /// A TorchScript source file.
@@ -86,7 +105,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
                 e.kind(),
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
             ) {
-                print!("{e}");
+                emit(&e.to_string());
                 return Ok(());
             }
             return Err(CliError(e.to_string().trim_end().to_string()));
@@ -106,6 +125,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             output,
             entry,
         } => crate::model::save(&program, &output, entry.as_deref()),
+        Command::Info { model } => crate::model::info(&model),
+        Command::Code { model } => crate::model::code(&model),
+        Command::Ops { filter, missing } => crate::dev_commands::ops(filter.as_deref(), missing),
         Command::Graph {
             program,
             entry,
@@ -119,4 +141,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
 pub fn read_text(path: &std::path::Path) -> Result<String, CliError> {
     std::fs::read_to_string(path)
         .map_err(|e| CliError(format!("error: cannot read {}: {e}", path.display())))
+}
+
+/// Writes command output to stdout; a closed pipe (`tsrs code m.pt | head`) is not an error.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }

@@ -79,3 +79,74 @@ pub fn save(program: &Path, output: &Path, entry: Option<&str>) -> Result<(), Cl
     ts_serialize::save_script_module(&module, output)
         .map_err(|e| CliError(format!("error: cannot save {}: {e}", output.display())))
 }
+
+/// `tsrs info MODEL`.
+pub fn info(path: &Path) -> Result<(), CliError> {
+    let m = load(path)?;
+    let mut out = format!("{}: file format version {}\n", path.display(), m.version);
+    describe(&m.module, "root", 0, &mut out);
+    crate::cli::emit(&out);
+    Ok(())
+}
+
+fn describe(obj: &Arc<Object>, name: &str, depth: usize, out: &mut String) {
+    use std::fmt::Write;
+    let pad = "  ".repeat(depth);
+    let _ = writeln!(out, "{pad}{name} ({})", obj.class.name);
+    let slots = obj.slots.read().clone();
+    for (a, v) in obj.class.attributes().iter().zip(&slots) {
+        match v {
+            IValue::Object(o) if o.class.is_module => {
+                describe(o, &a.name, depth + 1, out);
+            }
+            IValue::Tensor(t) => {
+                let kind = if a.is_parameter {
+                    "parameter"
+                } else if a.is_buffer {
+                    "buffer"
+                } else {
+                    "attribute"
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}  {kind} {}: {}{:?}",
+                    a.name,
+                    t.dtype().name(),
+                    t.sizes().as_slice()
+                );
+            }
+            other => {
+                let mut shown = other.to_display_string();
+                if shown.len() > 60 {
+                    shown.truncate(57);
+                    shown.push_str("...");
+                }
+                let _ = writeln!(
+                    out,
+                    "{pad}  attribute {}: {} = {shown}",
+                    a.name,
+                    a.ty.annotation_str()
+                );
+            }
+        }
+    }
+    for m in obj.class.methods() {
+        if let Some(f) = ts_ir::as_function(&m) {
+            if let Some(s) = f.try_schema() {
+                let _ = writeln!(out, "{pad}  method {s}");
+            }
+        }
+    }
+}
+
+/// `tsrs code MODEL`: the module's code as the Python printer writes it.
+pub fn code(path: &Path) -> Result<(), CliError> {
+    let m = load(path)?;
+    let mut p = ts_serialize::PythonPrinter::new();
+    p.add_type_tree(&ts_core::Type::class(m.module.class.clone()))
+        .map_err(|e| CliError(format!("error: cannot print the code: {e}")))?;
+    for (file, text) in p.files() {
+        crate::cli::emit(&format!("# {file}\n{text}"));
+    }
+    Ok(())
+}

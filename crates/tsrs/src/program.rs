@@ -62,14 +62,11 @@ pub fn graph(path: &Path, entry: &str, code: bool, raw: bool) -> Result<(), CliE
     let g = entry_graph(path, entry, raw)?;
     if code {
         let c = ts_runtime::Code::new(&g, entry).map_err(|e| CliError(format!("error: {e}")))?;
-        print!("{c}");
+        crate::cli::emit(&c.to_string());
     } else {
-        print!(
-            "{}",
-            g.to_text(ts_ir::PrintOptions {
-                source_comments: true
-            })
-        );
+        crate::cli::emit(&g.to_text(ts_ir::PrintOptions {
+            source_comments: true,
+        }));
     }
     Ok(())
 }

@@ -55,7 +55,7 @@ pub fn run(
         Some(out) => ts_serialize::save_torch_save(&result, out)
             .map_err(|e| CliError(format!("error: cannot write {}: {e}", out.display()))),
         None => {
-            println!("{}", result.to_display_string());
+            crate::cli::emit(&format!("{}\n", result.to_display_string()));
             Ok(())
         }
     }
