@@ -146,9 +146,13 @@ impl CompilationUnit {
         self.by_name.write().insert(name, f);
     }
 
-    /// The function with this (qualified) name.
+    /// The function with this qualified name; a bare name also finds `__torch__.<name>` (the
+    /// functions of a source program).
     pub fn find_function(&self, name: &str) -> Option<Arc<Function>> {
-        self.by_name.read().get(name).cloned()
+        let by = self.by_name.read();
+        by.get(name)
+            .or_else(|| by.get(&format!("__torch__.{name}")))
+            .cloned()
     }
 
     /// All functions, in definition order.

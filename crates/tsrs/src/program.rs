@@ -13,7 +13,17 @@ pub fn compile_file(path: &Path) -> Result<Arc<CompilationUnit>, CliError> {
     let text = read_text(path)?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string());
     let src = Source::new(text, name, 1);
-    ts_frontend::compile_source(&src).map_err(|e| CliError(format!("RuntimeError: {e}")))
+    let cu =
+        ts_frontend::compile_source(&src).map_err(|e| CliError(format!("RuntimeError: {e}")))?;
+    // Keep the graphs PyTorch keeps after compiling: cleaned up.
+    for f in cu.functions() {
+        if let Some(g) = f.graph() {
+            let mut g = (*g).clone();
+            ts_passes::run_cleanup_passes(&mut g);
+            f.set_graph(g);
+        }
+    }
+    Ok(cu)
 }
 
 /// The function `entry` names: a function of a source program, or a method of a saved

@@ -117,6 +117,10 @@ impl FunctionEmitter<'_> {
     /// Resolves a global name: functions and classes of the unit, top-level assignments, and
     /// builtins.
     pub fn resolve_global(&mut self, range: &SourceRange, name: &str) -> CResult<Option<Sugared>> {
+        let qualified = format!("{}.{name}", self.ctx.prefix);
+        if let Some(f) = self.ctx.get_function(&qualified, range)? {
+            return Ok(Some(Sugared::Function(f)));
+        }
         if let Some(f) = self.ctx.get_function(name, range)? {
             return Ok(Some(Sugared::Function(f)));
         }

@@ -207,11 +207,8 @@ fn compile_files(ctx: &mut CompileCtx, files: &[(String, Arc<Source>)]) -> CResu
         for stmt in program {
             match stmt.kind {
                 StmtKind::Def(d) => {
-                    let name = if ctx.archive {
-                        format!("{prefix}.{}", d.name.name)
-                    } else {
-                        d.name.name.clone()
-                    };
+                    // Functions have qualified names (`__torch__.f`), as PyTorch gives them.
+                    let name = format!("{prefix}.{}", d.name.name);
                     let f = Function::declare(name.clone());
                     ctx.cu.register_function(f);
                     ctx.order.push(name.clone());

@@ -1,0 +1,147 @@
+//! The `tsrs` command line end to end: success paths and clear, non-panicking failures.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn tsrs(args: &[&str]) -> (i32, String, String) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_tsrs"))
+        .args(args)
+        .current_dir(root)
+        .output()
+        .expect("tsrs runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "tsrs panicked: {stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr,
+    )
+}
+
+#[test]
+fn runs_the_example_program() {
+    let (rc, out, err) = tsrs(&["run", "examples/hello.py", "--entry", "main"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.starts_with("([0, 1, 1, 2, 3, 5, 8, 13, 21, 34], tensor("),
+        "{out}"
+    );
+}
+
+#[test]
+fn runs_with_saved_inputs_and_writes_the_output() {
+    let dir = std::env::temp_dir().join(format!("tsrs-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let inputs = dir.join("in.pt");
+    let output = dir.join("out.pt");
+    ts_serialize::save_torch_save(
+        &ts_core::IValue::tuple(vec![ts_core::IValue::Int(7)]),
+        &inputs,
+    )
+    .unwrap();
+    let (rc, _, err) = tsrs(&[
+        "run",
+        "examples/hello.py",
+        "--entry",
+        "fib",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v = ts_serialize::load_torch_save(&output).unwrap();
+    assert_eq!(v.as_int(), Some(13));
+    // A wrong argument type names the parameter.
+    ts_serialize::save_torch_save(
+        &ts_core::IValue::tuple(vec![ts_core::IValue::str("x")]),
+        &inputs,
+    )
+    .unwrap();
+    let (rc, _, err) = tsrs(&[
+        "run",
+        "examples/hello.py",
+        "--entry",
+        "fib",
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("argument 'n'"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "no/such/file.py", "--entry", "f"], "cannot read"),
+        (
+            &["run", "examples/hello.py", "--entry", "nope"],
+            "no function named 'nope'",
+        ),
+        (&["run", "examples/hello.py"], "--entry"),
+        (&["frobnicate"], "unrecognized subcommand"),
+        (&["info", "examples/hello.py"], "cannot load"),
+        (
+            &["run", "Cargo.toml.pt", "--entry", "forward"],
+            "cannot load",
+        ),
+        (
+            &[
+                "run",
+                "examples/hello.py",
+                "--entry",
+                "main",
+                "--inputs",
+                "README.md",
+            ],
+            "cannot load inputs",
+        ),
+        (
+            &["save", "examples/hello.py", "/tmp/tsrs-never.pt"],
+            "--entry",
+        ),
+    ];
+    for (args, needle) in cases {
+        let (rc, _, err) = tsrs(args);
+        assert_ne!(rc, 0, "{args:?} should fail");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected '{needle}' in: {err}"
+        );
+    }
+}
+
+#[test]
+fn graph_and_ops_commands() {
+    let (rc, out, err) = tsrs(&["graph", "examples/hello.py", "--entry", "fib"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("graph(%n : int):"), "{out}");
+    assert!(out.contains("prim::Loop"));
+    let (rc, out, _) = tsrs(&["ops", "--filter", "aten::add.Tensor"]);
+    assert_eq!(rc, 0);
+    assert!(
+        out.contains("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+    );
+}
+
+#[test]
+fn saves_a_program_function_as_a_module() {
+    let out = std::env::temp_dir().join(format!("tsrs-save-{}.pt", std::process::id()));
+    let (rc, _, err) = tsrs(&[
+        "save",
+        "examples/hello.py",
+        out.to_str().unwrap(),
+        "--entry",
+        "main",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, stdout, err) = tsrs(&["run", out.to_str().unwrap(), "--entry", "forward"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        stdout.starts_with("([0, 1, 1, 2, 3, 5, 8, 13, 21, 34], tensor("),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_file(&out);
+}
