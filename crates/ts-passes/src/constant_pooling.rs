@@ -1,4 +1,4 @@
-//! Constant pooling: hoists every `prim::Constant` to the start of the graph and merges equal
+//! Constant pooling: hoists every `prim::Constant` to the start of the graph (newest first) and merges equal
 //! ones (same type and value), so each distinct constant exists once.
 
 use ts_core::prim;
@@ -23,13 +23,11 @@ pub fn constant_pooling(g: &mut Graph) -> bool {
             }
             continue;
         }
-        // Hoist to the top of the graph, after the constants already pooled.
-        let anchor = match pooled.last() {
-            Some((p, _)) => g.next_node(*p),
-            None => g.first_node(g.block()),
-        };
-        if anchor != n {
-            g.move_before(n, anchor);
+        // Each new constant moves to the very front, as PyTorch's pass does (so pooled
+        // constants end up in reverse order of first appearance).
+        let front = g.first_node(g.block());
+        if front != n {
+            g.move_before(n, front);
             changed = true;
         }
         pooled.push((n, key));
@@ -68,9 +66,9 @@ mod tests {
         verify(&g).unwrap();
         FileCheck::new()
             .check("graph")
-            .check_next("prim::Constant[value=1]")
-            .check_next("prim::Constant[value=1.]")
             .check_next("prim::Constant[value=2]")
+            .check_next("prim::Constant[value=1.]")
+            .check_next("prim::Constant[value=1]")
             .check_next("prim::If")
             .check_count("prim::Constant", 0, true)
             .run_graph(&g)
