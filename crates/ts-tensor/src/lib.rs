@@ -21,6 +21,7 @@ pub mod scalar;
 pub mod shape;
 pub mod storage;
 pub mod tensor;
+pub mod threads;
 
 pub use config::{default_dtype, set_default_dtype};
 pub use device::Device;
@@ -39,3 +40,4 @@ pub use promote::Operand;
 pub use scalar::Scalar;
 pub use storage::Storage;
 pub use tensor::{Dims, Tensor, TensorMeta};
+pub use threads::{num_threads, set_num_threads};

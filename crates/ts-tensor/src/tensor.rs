@@ -162,6 +162,7 @@ impl Tensor {
     /// A new zero-filled tensor with the given strides (which must describe a non-negative,
     /// in-bounds layout; the storage is sized to fit).
     pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: DType) -> Result<Tensor> {
+        crate::threads::init_pool();
         if sizes.len() != strides.len() {
             return Err(Error::runtime(format!(
                 "mismatch in length of strides and shape: {} vs {}",

@@ -3,37 +3,13 @@
 
 use rayon::prelude::*;
 
-use crate::cpu::iter::kernel_dtype;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::scalar::Scalar;
 use crate::shape::broadcast_shapes;
 use crate::tensor::{Dims, Tensor};
 
-/// `c[b] = a[b] @ b[b]` for `batch` row-major matrices (`m x k` times `k x n`).
-fn gemm<T>(a: &[T], b: &[T], batch: usize, m: usize, k: usize, n: usize) -> Vec<T>
-where
-    T: Copy + Default + Send + Sync + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
-{
-    let mut c = vec![T::default(); batch * m * n];
-    if n == 0 {
-        return c;
-    }
-    c.par_chunks_mut(n).enumerate().for_each(|(row, out)| {
-        let bi = row / m.max(1);
-        let i = row % m.max(1);
-        let arow = &a[(bi * m + i) * k..(bi * m + i + 1) * k];
-        let bm = &b[bi * k * n..(bi + 1) * k * n];
-        for (kk, &av) in arow.iter().enumerate() {
-            let brow = &bm[kk * n..(kk + 1) * n];
-            for (o, &bv) in out.iter_mut().zip(brow) {
-                *o = *o + av * bv;
-            }
-        }
-    });
-    c
-}
-
+/// Integer matrix products wrap on overflow, as ATen's integer kernels do.
 fn wrapping_gemm(a: &[i64], b: &[i64], batch: usize, m: usize, k: usize, n: usize) -> Vec<i64> {
     let mut c = vec![0i64; batch * m * n];
     if n == 0 {
@@ -53,50 +29,93 @@ fn wrapping_gemm(a: &[i64], b: &[i64], batch: usize, m: usize, k: usize, n: usiz
     c
 }
 
-/// Batched product of contiguous-viewable `[batch, m, k]` and `[batch, k, n]` tensors of one dtype.
-fn batched(a: &Tensor, b: &Tensor, batch: usize, m: usize, k: usize, n: usize) -> Result<Tensor> {
+/// `beta * base + alpha * (a @ b)` for `a: [B, M, K]` and `b: [B, K, N]` of one dtype (any
+/// strides, expanded batch dimensions included); `base` broadcasts to `[B, M, N]` and is ignored
+/// when absent or when `beta` is zero. Floats use the strided GEMM, bf16 goes through f32 and
+/// integers use a wrapping loop.
+pub(crate) fn product(
+    a: &Tensor,
+    b: &Tensor,
+    base: Option<&Tensor>,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
     let dt = a.dtype();
     if dt == DType::Bool {
         return Err(crate::cpu::dispatch::not_implemented("addmm_impl_cpu_", dt));
     }
-    let shape = [batch as i64, m as i64, n as i64];
-    let kd = kernel_dtype(dt);
-    let out = match kd {
-        DType::Float32 => Tensor::from_vec(
-            gemm(
-                &a.contiguous_vec::<f32>()?,
-                &b.contiguous_vec::<f32>()?,
-                batch,
-                m,
-                k,
-                n,
-            ),
-            &shape,
-        )?,
-        DType::Float64 => Tensor::from_vec(
-            gemm(
-                &a.contiguous_vec::<f64>()?,
-                &b.contiguous_vec::<f64>()?,
-                batch,
-                m,
-                k,
-                n,
-            ),
-            &shape,
-        )?,
-        _ => Tensor::from_vec(
-            wrapping_gemm(
+    let (sa, sb) = (a.sizes(), b.sizes());
+    let (batch, m, k, n) = (sa[0], sa[1], sa[2], sb[2]);
+    let shape = [batch, m, n];
+    let base = match base {
+        Some(t) if beta.to_f64() != 0.0 => Some(t.expand(&shape, false)?),
+        _ => None,
+    };
+    match dt {
+        DType::Float32 | DType::Float64 | DType::Float16 => {
+            let out = match &base {
+                Some(t) => t.to_dtype(dt, false)?.contiguous()?.clone_tensor()?,
+                None => Tensor::zeros(&shape, dt)?,
+            };
+            crate::cpu::gemm::gemm_batched(
+                &out.meta(),
+                &a.meta(),
+                &b.meta(),
+                base.is_some(),
+                beta.to_f64(),
+                alpha.to_f64(),
+                crate::threads::num_threads(),
+            )?;
+            Ok(out)
+        }
+        DType::BFloat16 => {
+            let f = |t: &Tensor| t.to_dtype(DType::Float32, false);
+            let base32 = base.as_ref().map(f).transpose()?;
+            product(&f(a)?, &f(b)?, base32.as_ref(), beta, alpha)?.to_dtype(dt, false)
+        }
+        _ => {
+            let c = wrapping_gemm(
                 &a.contiguous_vec::<i64>()?,
                 &b.contiguous_vec::<i64>()?,
-                batch,
-                m,
-                k,
-                n,
-            ),
-            &shape,
-        )?,
-    };
-    out.to_dtype(dt, false)
+                batch as usize,
+                m as usize,
+                k as usize,
+                n as usize,
+            );
+            let mut out = Tensor::from_vec(c, &shape)?.to_dtype(dt, false)?;
+            if alpha != Scalar::Int(1) {
+                out = out.mul_scalar(alpha)?;
+            }
+            if let Some(t) = base {
+                let t = if beta == Scalar::Int(1) {
+                    t
+                } else {
+                    t.mul_scalar(beta)?
+                };
+                out = t.add(&out, Scalar::Int(1))?;
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Plain `a @ b` of 3-d operands.
+fn batched(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    product(a, b, None, Scalar::Int(0), Scalar::Int(1))
+}
+
+/// addmm-style dtype check of the accumulated tensor against both factors.
+fn same_operand_dtypes(base: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
+    for other in [a, b] {
+        if base.dtype() != other.dtype() {
+            return Err(Error::runtime(format!(
+                "self and mat2 must have the same dtype, but got {} and {}",
+                base.dtype().scalar_type_name(),
+                other.dtype().scalar_type_name()
+            )));
+        }
+    }
+    same_dtype(a, b)
 }
 
 fn same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
@@ -133,7 +152,7 @@ impl Tensor {
             )));
         }
         same_dtype(self, mat2)?;
-        batched(self, mat2, 1, a[0] as usize, a[1] as usize, b[1] as usize)?.reshape(&[a[0], b[1]])
+        batched(&self.unsqueeze(0)?, &mat2.unsqueeze(0)?)?.reshape(&[a[0], b[1]])
     }
 
     /// `bmm(mat2)`: batched matrix product of two 3-d tensors.
@@ -152,14 +171,7 @@ impl Tensor {
             )));
         }
         same_dtype(self, mat2)?;
-        batched(
-            self,
-            mat2,
-            a[0] as usize,
-            a[1] as usize,
-            a[2] as usize,
-            b[2] as usize,
-        )
+        batched(self, mat2)
     }
 
     /// `mv(vec)`: matrix-vector product.
@@ -186,7 +198,7 @@ impl Tensor {
                 vec.dtype().scalar_type_name()
             )));
         }
-        batched(self, &vec.unsqueeze(1)?, 1, a[0] as usize, a[1] as usize, 1)?.reshape(&[a[0]])
+        batched(&self.unsqueeze(0)?, &vec.unsqueeze(1)?.unsqueeze(0)?)?.reshape(&[a[0]])
     }
 
     /// `dot(other)`: inner product of two 1-d tensors (a 0-dim result).
@@ -211,7 +223,11 @@ impl Tensor {
                 "inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of elements, but got {n} and {m} elements respectively"
             )));
         }
-        batched(&self.unsqueeze(0)?, &other.unsqueeze(1)?, 1, 1, n, 1)?.reshape(&[])
+        batched(
+            &self.unsqueeze(0)?.unsqueeze(0)?,
+            &other.unsqueeze(0)?.unsqueeze(2)?,
+        )?
+        .reshape(&[])
     }
 
     /// `matmul(other)` (`@`): dot, matrix-vector, matrix-matrix or broadcast batched products
@@ -277,7 +293,8 @@ impl Tensor {
         }
     }
 
-    /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @ mat2)`.
+    /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @ mat2)`; `self` broadcasts
+    /// to the product's shape and is ignored when `beta` is zero.
     pub fn addmm(
         &self,
         mat1: &Tensor,
@@ -285,22 +302,107 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
-        let prod = mat1.mm(mat2)?;
-        let scaled = if alpha == Scalar::Int(1) {
-            prod
-        } else {
-            prod.mul_scalar(alpha)?
-        };
-        if beta.to_f64() == 0.0 {
-            let shape = crate::shape::broadcast_shapes(&self.sizes(), &scaled.sizes())?;
-            return scaled.expand(&shape, false)?.contiguous();
+        for (t, name) in [(mat1, "self"), (mat2, "mat2")] {
+            if t.dim() != 2 {
+                return Err(Error::runtime(format!(
+                    "addmm: {name} must be a matrix, got {}-D tensor",
+                    t.dim()
+                )));
+            }
         }
-        let base = if beta == Scalar::Int(1) {
-            self.clone()
+        let (a, b) = (mat1.sizes(), mat2.sizes());
+        if a[1] != b[0] {
+            return Err(Error::runtime(format!(
+                "addmm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                a[0], a[1], b[0], b[1]
+            )));
+        }
+        let target = [a[0], b[1]];
+        let base = self.expand(&target, false)?;
+        same_operand_dtypes(self, mat1, mat2)?;
+        product(
+            &mat1.unsqueeze(0)?,
+            &mat2.unsqueeze(0)?,
+            Some(&base.unsqueeze(0)?),
+            beta,
+            alpha,
+        )?
+        .reshape(&target)
+    }
+
+    /// `baddbmm(batch1, batch2, beta, alpha)`: `beta * self + alpha * (batch1 @ batch2)` for
+    /// 3-d batches; `self` broadcasts to `[B, M, N]`.
+    pub fn baddbmm(
+        &self,
+        batch1: &Tensor,
+        batch2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
+        if batch1.dim() != 3 {
+            return Err(Error::runtime("batch1 must be a 3D tensor"));
+        }
+        if batch2.dim() != 3 {
+            return Err(Error::runtime("batch2 must be a 3D tensor"));
+        }
+        let (a, b) = (batch1.sizes(), batch2.sizes());
+        if b[0] != a[0] || b[1] != a[2] {
+            return Err(Error::runtime(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                a[0], a[2], b[0], b[1]
+            )));
+        }
+        let base = self.expand(&[a[0], a[1], b[2]], false)?;
+        same_operand_dtypes(self, batch1, batch2)?;
+        product(batch1, batch2, Some(&base), beta, alpha)
+    }
+
+    /// `addmv(mat, vec, beta, alpha)`: `beta * self + alpha * (mat @ vec)`.
+    pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+        let prod = mat.mv(vec)?;
+        let base = self.expand(&prod.sizes(), false)?;
+        product(
+            &mat.unsqueeze(0)?,
+            &vec.unsqueeze(1)?.unsqueeze(0)?,
+            Some(&base.unsqueeze(1)?.unsqueeze(0)?),
+            beta,
+            alpha,
+        )?
+        .reshape(&prod.sizes())
+    }
+    /// `linear(weight, bias)` (`F.linear`): `self @ weight.T + bias` over the last dimension.
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if self.dim() == 2 && weight.dim() == 2 {
+            if let Some(b) = bias {
+                return b.addmm(self, &weight.t()?, Scalar::Int(1), Scalar::Int(1));
+            }
+        }
+        let w = if weight.dim() == 2 {
+            weight.t()?
         } else {
-            self.mul_scalar(beta)?
+            weight.clone()
         };
-        base.add(&scaled, Scalar::Int(1))
+        let out = if self.dim() >= 3 && w.dim() == 2 {
+            let s = self.sizes();
+            let rows: i64 = s[..s.len() - 1].iter().product();
+            let folded = self.reshape(&[rows, s[s.len() - 1]])?;
+            let mut shape: Vec<i64> = s[..s.len() - 1].to_vec();
+            shape.push(w.sizes()[1]);
+            match bias {
+                Some(b) => {
+                    return b
+                        .addmm(&folded, &w, Scalar::Int(1), Scalar::Int(1))?
+                        .reshape(&shape)
+                }
+                None => folded.mm(&w)?.reshape(&shape)?,
+            }
+        } else {
+            self.matmul(&w)?
+        };
+        match bias {
+            Some(b) => out.add(b, Scalar::Int(1)),
+            None => Ok(out),
+        }
     }
 
     /// `outer(vec2)`: the outer product of two vectors.

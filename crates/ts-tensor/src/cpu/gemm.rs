@@ -1,0 +1,143 @@
+//! The floating-point GEMM driver: strided, batched `dst = beta * dst + alpha * a @ b` on top of
+//! the `gemm` crate for f32, f64 and f16. Operands keep their strides (transposed and expanded
+//! views need no copy); the batch loop is parallel when the matrices are too small to split.
+
+use gemm::Parallelism;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::TensorMeta;
+
+/// Work (in multiply-adds) under which one product runs on a single thread.
+const SERIAL_WORK: usize = 64 * 64 * 64;
+
+/// A raw pointer that may cross threads; each task writes a disjoint batch slice.
+#[derive(Clone, Copy)]
+struct SendPtr(*mut u8);
+// SAFETY: the pointer is only dereferenced by `gemm` calls on disjoint output batches, while the
+// tensors it points into are kept alive by the caller.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above; the inputs are only read.
+unsafe impl Sync for SendPtr {}
+
+impl SendPtr {
+    /// The pointer (a method, so closures capture the whole `Send` wrapper).
+    fn get(self) -> *mut u8 {
+        self.0
+    }
+}
+
+/// The geometry of a 3-d operand `[batch, rows, cols]`: the base pointer and strides in elements.
+#[derive(Clone, Copy)]
+struct Operand {
+    ptr: SendPtr,
+    batch_stride: isize,
+    rs: isize,
+    cs: isize,
+}
+
+impl Operand {
+    fn of(m: &TensorMeta) -> Operand {
+        Operand {
+            ptr: SendPtr(m.data_ptr()),
+            batch_stride: m.strides[0] as isize,
+            rs: m.strides[1] as isize,
+            cs: m.strides[2] as isize,
+        }
+    }
+}
+
+/// Computes `dst[i] = beta * dst[i] + alpha * a[i] @ b[i]` for 3-d views `dst: [B, M, N]`,
+/// `a: [B, M, K]`, `b: [B, K, N]` of one dtype (f32, f64 or f16). With `read_dst == false` the
+/// old contents of `dst` are ignored (not even NaNs propagate), as BLAS does for `beta == 0`.
+/// `dst` must be a fresh tensor that does not overlap `a` or `b`, with distinct elements.
+pub(crate) fn gemm_batched(
+    dst: &TensorMeta,
+    a: &TensorMeta,
+    b: &TensorMeta,
+    read_dst: bool,
+    beta: f64,
+    alpha: f64,
+    threads: usize,
+) -> Result<()> {
+    let (batch, m, n) = (
+        dst.sizes[0] as usize,
+        dst.sizes[1] as usize,
+        dst.sizes[2] as usize,
+    );
+    let k = a.sizes[2] as usize;
+    if a.sizes[0] as usize != batch
+        || b.sizes[0] as usize != batch
+        || a.sizes[1] as usize != m
+        || b.sizes[1] as usize != k
+        || b.sizes[2] as usize != n
+        || a.dtype != dst.dtype
+        || b.dtype != dst.dtype
+    {
+        return Err(Error::runtime("gemm: internal operand mismatch"));
+    }
+    if batch == 0 || m == 0 || n == 0 {
+        return Ok(());
+    }
+    let (d, l, r) = (Operand::of(dst), Operand::of(a), Operand::of(b));
+    let work = m.saturating_mul(n).saturating_mul(k.max(1));
+    let split_batches = batch > 1 && work < SERIAL_WORK * 8 && threads > 1;
+    let inner = if split_batches || work < SERIAL_WORK || threads <= 1 {
+        Parallelism::None
+    } else {
+        Parallelism::Rayon(threads)
+    };
+    macro_rules! run {
+        ($T:ty, $conv:expr) => {{
+            let (beta, alpha): ($T, $T) = ($conv(beta), $conv(alpha));
+            let one = move |i: usize| {
+                let i = i as isize;
+                // SAFETY: the metas come from live tensors whose every in-bounds index maps into
+                // their storage (checked at construction); batch `i < batch` and the row/column
+                // strides describe exactly those elements. `dst` is fresh, so writes to batch `i`
+                // touch no other batch and no input.
+                unsafe {
+                    gemm::gemm::<$T>(
+                        m,
+                        n,
+                        k,
+                        (d.ptr.get() as *mut $T).offset(i * d.batch_stride),
+                        d.cs,
+                        d.rs,
+                        read_dst,
+                        (l.ptr.get() as *const $T).offset(i * l.batch_stride),
+                        l.cs,
+                        l.rs,
+                        (r.ptr.get() as *const $T).offset(i * r.batch_stride),
+                        r.cs,
+                        r.rs,
+                        beta,
+                        alpha,
+                        false,
+                        false,
+                        false,
+                        inner,
+                    )
+                }
+            };
+            if split_batches {
+                use rayon::prelude::*;
+                (0..batch).into_par_iter().for_each(one);
+            } else {
+                (0..batch).for_each(one);
+            }
+        }};
+    }
+    match dst.dtype {
+        DType::Float32 => run!(f32, |v: f64| v as f32),
+        DType::Float64 => run!(f64, |v: f64| v),
+        DType::Float16 => run!(half::f16, half::f16::from_f64),
+        other => {
+            return Err(Error::runtime(format!(
+                "gemm: unsupported dtype {}",
+                other.scalar_type_name()
+            )))
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! The neural-network kernels (GEMM family, convolution, pooling, normalization, embedding,
+//! recurrent layers, attention) compared with real PyTorch 2.15 results recorded in
+//! `fixtures/nn.json` (regenerate with `fixtures/gen_nn.py`). Inputs are stored in the fixture;
+//! values, dtypes, shapes and error messages must agree.
+
+use serde_json::Value;
+use ts_tensor::{DType, Result, Scalar, Tensor};
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::String(s) if s == "nan" => f64::NAN,
+        Value::String(s) if s == "inf" => f64::INFINITY,
+        Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
+        Value::Bool(b) => *b as i64 as f64,
+        other => other.as_f64().unwrap_or(f64::NAN),
+    }
+}
+
+fn decode(v: &Value) -> Option<Tensor> {
+    if v.is_null() {
+        return None;
+    }
+    let dtype = DType::from_name(v["dtype"].as_str().unwrap()).unwrap();
+    let shape: Vec<i64> = v["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    let vals: Vec<f64> = v["values"].as_array().unwrap().iter().map(num).collect();
+    Some(
+        Tensor::from_vec(vals, &shape)
+            .unwrap()
+            .to_dtype(dtype, false)
+            .unwrap(),
+    )
+}
+
+fn scalar(v: &Value) -> Scalar {
+    match v {
+        Value::Number(n) if n.is_i64() => Scalar::Int(n.as_i64().unwrap()),
+        other => Scalar::Float(num(other)),
+    }
+}
+
+fn ints(v: &Value) -> Vec<i64> {
+    match v {
+        Value::Array(a) => a.iter().map(|x| x.as_i64().unwrap()).collect(),
+        Value::Number(n) => vec![n.as_i64().unwrap()],
+        _ => vec![],
+    }
+}
+
+fn one(r: Result<Tensor>) -> Result<Vec<Tensor>> {
+    r.map(|t| vec![t])
+}
+
+/// Runs one fixture case; `None` when the op is not known to this harness.
+fn run(op: &str, x: &[Option<Tensor>], kw: &Value) -> Option<Result<Vec<Tensor>>> {
+    let t = |i: usize| x[i].as_ref().unwrap();
+    let o = |i: usize| x.get(i).and_then(|v| v.as_ref());
+    Some(match op {
+        "mm" => one(t(0).mm(t(1))),
+        "mm_tt" => one(t(0).t().unwrap().mm(&t(1).t().unwrap())),
+        "bmm" => one(t(0).bmm(t(1))),
+        "matmul" => one(t(0).matmul(t(1))),
+        "addmm" => one(t(0).addmm(t(1), t(2), scalar(&kw["beta"]), scalar(&kw["alpha"]))),
+        "baddbmm" => one(t(0).baddbmm(t(1), t(2), scalar(&kw["beta"]), scalar(&kw["alpha"]))),
+        "linear" => one(t(0).linear(t(1), o(2))),
+        _ => return extra(op, x, kw),
+    })
+}
+
+/// Later kernel families (kept apart so that each part reads on its own).
+fn extra(_op: &str, _x: &[Option<Tensor>], _kw: &Value) -> Option<Result<Vec<Tensor>>> {
+    None
+}
+
+fn tolerance(dt: DType) -> f64 {
+    match dt {
+        DType::Float16 | DType::BFloat16 => 2e-2,
+        DType::Float32 => 2e-4,
+        _ => 1e-9,
+    }
+}
+
+fn check(name: &str, got: &Tensor, want: &Value) -> std::result::Result<(), String> {
+    let w = decode(want).unwrap();
+    if got.dtype() != w.dtype() {
+        return Err(format!("{name}: dtype {} vs {}", got.dtype(), w.dtype()));
+    }
+    if got.sizes() != w.sizes() {
+        return Err(format!(
+            "{name}: shape {:?} vs {:?}",
+            got.sizes(),
+            w.sizes()
+        ));
+    }
+    let tol = tolerance(w.dtype());
+    let (g, e) = (got.to_vec::<f64>(), w.to_vec::<f64>());
+    for (i, (a, b)) in g.iter().zip(&e).enumerate() {
+        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs());
+        if !ok {
+            return Err(format!("{name}: element {i}: {a} vs {b}"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn nn_kernels_match_torch() {
+    let text = include_str!("fixtures/nn.json");
+    let root: Value = serde_json::from_str(text).unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for (n, c) in root["cases"].as_array().unwrap().iter().enumerate() {
+        let op = c["op"].as_str().unwrap();
+        let inputs: Vec<Option<Tensor>> =
+            c["inputs"].as_array().unwrap().iter().map(decode).collect();
+        let name = format!("#{n} {op} {}", c["kw"]);
+        let Some(res) = run(op, &inputs, &c["kw"]) else {
+            failures.push(format!("{name}: op not covered by the harness"));
+            continue;
+        };
+        ran += 1;
+        match (res, c.get("error")) {
+            (Ok(_), Some(e)) => failures.push(format!("{name}: expected error {e}")),
+            (Err(e), None) => failures.push(format!("{name}: unexpected error {}", e.message)),
+            (Err(e), Some(want)) => {
+                if e.message != want.as_str().unwrap() {
+                    failures.push(format!("{name}: message {:?} vs {want}", e.message));
+                }
+            }
+            (Ok(outs), None) => {
+                let want = c["outs"].as_array().unwrap();
+                if outs.len() != want.len() {
+                    failures.push(format!("{name}: {} outputs vs {}", outs.len(), want.len()));
+                    continue;
+                }
+                for (k, (g, w)) in outs.iter().zip(want).enumerate() {
+                    if let Err(msg) = check(&format!("{name} out{k}"), g, w) {
+                        failures.push(msg);
+                    }
+                }
+            }
+        }
+    }
+    assert!(ran > 0);
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
