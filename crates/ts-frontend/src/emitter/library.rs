@@ -405,6 +405,10 @@ fn library() -> Option<&'static Library> {
     .as_ref()
 }
 
+/// Where PyTorch puts the compiled `torch.nn.functional` helpers (their qualified names in
+/// saved archives).
+const LIBRARY_NAMESPACE: &str = "__torch__.torch.nn.functional";
+
 fn build_library() -> CResult<Library> {
     // Overloaded names are compiled one definition at a time under unique names.
     let mut functions = HashMap::new();
@@ -434,16 +438,22 @@ fn build_library() -> CResult<Library> {
         }
     }
     let src = Source::new(helper_src, Some("<torch.nn.functional>".into()), 1);
-    super::compile_into(&cu, &src)?;
+    super::compile_into_namespace(&cu, &src, LIBRARY_NAMESPACE)?;
     for f in cu.functions() {
-        functions.insert(f.qualified_name().to_string(), f);
+        let base = f
+            .qualified_name()
+            .rsplit('.')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        functions.insert(base, f);
     }
     for (name, text) in &chunks {
         if OVERLOAD_NAMES.contains(&name.as_str()) {
             let one = CompilationUnit::new();
             let src = Source::new(text.clone(), Some("<builtins>".into()), 1);
-            super::compile_into(&one, &src)?;
-            if let Some(f) = one.find_function(name) {
+            super::compile_into_namespace(&one, &src, LIBRARY_NAMESPACE)?;
+            if let Some(f) = one.find_function(&format!("{LIBRARY_NAMESPACE}.{name}")) {
                 overloads
                     .entry(format!("aten::{name}"))
                     .or_default()

@@ -173,6 +173,17 @@ pub fn compile_into(cu: &Arc<CompilationUnit>, src: &Arc<Source>) -> CResult<()>
     compile_files(&mut ctx, &[("__torch__".to_string(), src.clone())])
 }
 
+/// Compiles `src` into `cu` with its functions and classes under `namespace`
+/// (`__torch__.torch.nn.functional`).
+pub fn compile_into_namespace(
+    cu: &Arc<CompilationUnit>,
+    src: &Arc<Source>,
+    namespace: &str,
+) -> CResult<()> {
+    let mut ctx = CompileCtx::new(cu.clone());
+    compile_files(&mut ctx, &[(namespace.to_string(), src.clone())])
+}
+
 /// Compiles the `code/` files of a `torch.jit.save` archive into `cu`. Each file comes with its
 /// qualifier (`code/__torch__/a/b.py` defines the members of `__torch__.a.b`); `constants` is
 /// the archive's constants table.

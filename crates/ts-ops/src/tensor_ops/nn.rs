@@ -10,13 +10,9 @@ type R<T> = Result<T, Error>;
 
 const ONE: Scalar = Scalar::Int(1);
 
-/// `input @ weight.T + bias`.
+/// `input @ weight.T + bias` on the GEMM kernel.
 pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> R<Tensor> {
-    let y = input.matmul(&weight.t()?)?;
-    match bias {
-        Some(b) => y.add(b, ONE),
-        None => Ok(y),
-    }
+    input.linear(weight, bias)
 }
 
 /// Dropout: the identity in evaluation, a scaled Bernoulli mask in training.
@@ -361,12 +357,10 @@ pub fn register(r: &Registry) {
         diff.norm(Some(Scalar::Float(a.f(2)?)), Some(&[-1]), a.b(4)?, None)
     });
     def(r, "aten::baddbmm", |a| {
-        let prod = a.t(1)?.bmm(a.t(2)?)?.mul_scalar(a.s(4)?)?;
-        a.t(0)?.mul_scalar(a.s(3)?)?.add(&prod, ONE)
+        a.t(0)?.baddbmm(a.t(1)?, a.t(2)?, a.s(3)?, a.s(4)?)
     });
     def(r, "aten::addmv", |a| {
-        let prod = a.t(1)?.mv(a.t(2)?)?.mul_scalar(a.s(4)?)?;
-        a.t(0)?.mul_scalar(a.s(3)?)?.add(&prod, ONE)
+        a.t(0)?.addmv(a.t(1)?, a.t(2)?, a.s(3)?, a.s(4)?)
     });
     def(r, "aten::constant_pad_nd", |a| {
         constant_pad(a.t(0)?, &a.ints(1)?, a.s(2)?)
