@@ -43,6 +43,7 @@ fn scalar(v: &Value) -> Scalar {
     }
 }
 
+#[allow(dead_code)] // used by the convolution and pooling cases
 fn ints(v: &Value) -> Vec<i64> {
     match v {
         Value::Array(a) => a.iter().map(|x| x.as_i64().unwrap()).collect(),
