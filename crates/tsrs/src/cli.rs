@@ -50,6 +50,26 @@ enum Command {
         #[arg(long)]
         entry: Option<String>,
     },
+    /// Time calls of a function (or a saved model's method) after a warm-up.
+    Bench {
+        /// A TorchScript source file or a `torch.jit.save` archive.
+        program: PathBuf,
+        /// The function (or method) to call.
+        #[arg(long)]
+        entry: String,
+        /// `torch.save(tuple_of_positional_arguments)`; no arguments when absent.
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+        /// Timed calls.
+        #[arg(long, default_value_t = 100)]
+        iters: usize,
+        /// Untimed calls first.
+        #[arg(long, default_value_t = 10)]
+        warmup: usize,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe a saved module: submodules, parameters, buffers, attributes, methods, version.
     Info {
         /// A `torch.jit.save` archive.
@@ -125,6 +145,14 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             output,
             entry,
         } => crate::model::save(&program, &output, entry.as_deref()),
+        Command::Bench {
+            program,
+            entry,
+            inputs,
+            iters,
+            warmup,
+            json,
+        } => crate::bench::bench(&program, &entry, inputs.as_deref(), iters, warmup, json),
         Command::Info { model } => crate::model::info(&model),
         Command::Code { model } => crate::model::code(&model),
         Command::Ops { filter, missing } => crate::dev_commands::ops(filter.as_deref(), missing),

@@ -1,5 +1,6 @@
 //! `tsrs`: the torchscript-rs command-line tool.
 
+mod bench;
 mod cli;
 mod dev_commands;
 mod model;
