@@ -4,7 +4,10 @@
 //! values, dtypes, shapes and error messages must agree.
 
 use serde_json::Value;
-use ts_tensor::{DType, Result, Scalar, Tensor};
+use ts_tensor::{
+    conv1d, conv2d, conv_transpose1d, conv_transpose2d, convolution, ConvPadding, DType, Result,
+    Scalar, Tensor,
+};
 
 fn num(v: &Value) -> f64 {
     match v {
@@ -71,8 +74,102 @@ fn run(op: &str, x: &[Option<Tensor>], kw: &Value) -> Option<Result<Vec<Tensor>>
     })
 }
 
-/// Later kernel families (kept apart so that each part reads on its own).
-fn extra(_op: &str, _x: &[Option<Tensor>], _kw: &Value) -> Option<Result<Vec<Tensor>>> {
+fn padding(v: &Value) -> ConvPadding {
+    match v {
+        Value::String(s) => ConvPadding::parse(s).unwrap(),
+        other => ConvPadding::Explicit(ints(other)),
+    }
+}
+
+fn pair(r: Result<(Tensor, Tensor)>) -> Result<Vec<Tensor>> {
+    r.map(|(a, b)| vec![a, b])
+}
+
+/// Convolution and pooling.
+fn extra(op: &str, x: &[Option<Tensor>], kw: &Value) -> Option<Result<Vec<Tensor>>> {
+    let t = |i: usize| x[i].as_ref().unwrap();
+    let o = |i: usize| x.get(i).and_then(|v| v.as_ref());
+    let k = |n: &str| ints(&kw[n]);
+    let b = |n: &str| kw[n].as_bool().unwrap_or(false);
+    Some(match op {
+        "conv2d" | "conv1d" => {
+            let f = if op == "conv2d" { conv2d } else { conv1d };
+            one(f(
+                t(0),
+                t(1),
+                o(2),
+                &k("stride"),
+                &padding(&kw["padding"]),
+                &k("dilation"),
+                kw["groups"].as_i64().unwrap(),
+            ))
+        }
+        "conv_transpose2d" | "conv_transpose1d" => {
+            let f = if op == "conv_transpose2d" {
+                conv_transpose2d
+            } else {
+                conv_transpose1d
+            };
+            one(f(
+                t(0),
+                t(1),
+                o(2),
+                &k("stride"),
+                &k("padding"),
+                &k("output_padding"),
+                kw["groups"].as_i64().unwrap(),
+                &k("dilation"),
+            ))
+        }
+        "convolution" => one(convolution(
+            t(0),
+            t(1),
+            o(2),
+            &k("stride"),
+            &padding(&kw["padding"]),
+            &k("dilation"),
+            b("transposed"),
+            &k("output_padding"),
+            kw["groups"].as_i64().unwrap(),
+        )),
+        "max_pool2d_with_indices" => pair(t(0).max_pool2d_with_indices(
+            &k("kernel_size"),
+            &k("stride"),
+            &k("padding"),
+            &k("dilation"),
+            b("ceil_mode"),
+        )),
+        "max_pool1d_with_indices" => pair(t(0).max_pool1d_with_indices(
+            &k("kernel_size"),
+            &k("stride"),
+            &k("padding"),
+            &k("dilation"),
+            b("ceil_mode"),
+        )),
+        "avg_pool2d" => one(t(0).avg_pool2d(
+            &k("kernel_size"),
+            &k("stride"),
+            &k("padding"),
+            b("ceil_mode"),
+            b("count_include_pad"),
+            kw["divisor_override"].as_i64(),
+        )),
+        "avg_pool1d" => one(t(0).avg_pool1d(
+            &k("kernel_size"),
+            &k("stride"),
+            &k("padding"),
+            b("ceil_mode"),
+            b("count_include_pad"),
+        )),
+        "adaptive_avg_pool2d" => one(t(0).adaptive_avg_pool2d(&k("output_size"))),
+        "adaptive_avg_pool1d" => one(t(0).adaptive_avg_pool1d(&k("output_size"))),
+        "adaptive_max_pool2d" => pair(t(0).adaptive_max_pool2d(&k("output_size"))),
+        _ => return layers(op, x, kw),
+    })
+}
+
+/// Normalization, embedding, recurrent layers and attention.
+fn layers(_op: &str, _x: &[Option<Tensor>], _kw: &Value) -> Option<Result<Vec<Tensor>>> {
     None
 }
 
