@@ -5,8 +5,10 @@
 
 use serde_json::Value;
 use ts_tensor::{
-    conv1d, conv2d, conv_transpose1d, conv_transpose2d, convolution, ConvPadding, DType, Result,
-    Scalar, Tensor,
+    batch_norm, conv1d, conv2d, conv_transpose1d, conv_transpose2d, convolution, embedding,
+    embedding_bag, group_norm, gru, gru_cell, instance_norm, layer_norm, lstm, lstm_cell, rnn_tanh,
+    rnn_tanh_cell, scaled_dot_product_attention, transformer_encoder_layer_fwd, BagMode,
+    ConvPadding, DType, EncoderLayerWeights, Result, RnnOptions, Scalar, Tensor,
 };
 
 fn num(v: &Value) -> f64 {
@@ -168,9 +170,133 @@ fn extra(op: &str, x: &[Option<Tensor>], kw: &Value) -> Option<Result<Vec<Tensor
     })
 }
 
+fn f(kw: &Value, n: &str) -> f64 {
+    kw[n].as_f64().unwrap()
+}
+
+fn rnn_opts(kw: &Value) -> RnnOptions {
+    RnnOptions {
+        has_biases: kw["has_biases"].as_bool().unwrap(),
+        num_layers: kw["num_layers"].as_i64().unwrap(),
+        dropout: f(kw, "dropout"),
+        train: kw["train"].as_bool().unwrap(),
+        bidirectional: kw["bidirectional"].as_bool().unwrap(),
+        batch_first: kw["batch_first"].as_bool().unwrap(),
+    }
+}
+
 /// Normalization, embedding, recurrent layers and attention.
-fn layers(_op: &str, _x: &[Option<Tensor>], _kw: &Value) -> Option<Result<Vec<Tensor>>> {
-    None
+fn layers(op: &str, x: &[Option<Tensor>], kw: &Value) -> Option<Result<Vec<Tensor>>> {
+    let t = |i: usize| x[i].as_ref().unwrap();
+    let o = |i: usize| x.get(i).and_then(|v| v.as_ref());
+    let b = |n: &str| kw[n].as_bool().unwrap_or(false);
+    let all: Vec<Tensor> = x.iter().flatten().cloned().collect();
+    // In-place updated running statistics are returned after the output, as the fixture does.
+    let with_stats = |r: Result<Tensor>| -> Result<Vec<Tensor>> {
+        let mut v = vec![r?];
+        v.extend([o(3), o(4)].into_iter().flatten().cloned());
+        Ok(v)
+    };
+    Some(match op {
+        "batch_norm" => {
+            // Run on copies: the fixture inputs are shared with nothing, but keep the case pure.
+            let rm = o(3).map(|t| t.clone_tensor().unwrap());
+            let rv = o(4).map(|t| t.clone_tensor().unwrap());
+            let r = batch_norm(
+                t(0),
+                o(1),
+                o(2),
+                rm.as_ref(),
+                rv.as_ref(),
+                b("training"),
+                f(kw, "momentum"),
+                f(kw, "eps"),
+            );
+            r.map(|out| {
+                let mut v = vec![out];
+                v.extend(rm.into_iter().chain(rv));
+                v
+            })
+        }
+        "instance_norm" => with_stats(instance_norm(
+            t(0),
+            o(1),
+            o(2),
+            o(3),
+            o(4),
+            b("use_input_stats"),
+            f(kw, "momentum"),
+            f(kw, "eps"),
+        )),
+        "layer_norm" => one(layer_norm(
+            t(0),
+            &ints(&kw["normalized_shape"]),
+            o(1),
+            o(2),
+            f(kw, "eps"),
+        )),
+        "group_norm" => one(group_norm(
+            t(0),
+            kw["num_groups"].as_i64().unwrap(),
+            o(1),
+            o(2),
+            f(kw, "eps"),
+        )),
+        "embedding" => one(embedding(t(0), t(1))),
+        "embedding_bag" => embedding_bag(
+            t(0),
+            t(1),
+            o(2),
+            BagMode::parse(kw["mode"].as_str().unwrap()).unwrap(),
+            o(3),
+            b("include_last_offset"),
+            kw["padding_idx"].as_i64(),
+        )
+        .map(|r| vec![r.0]),
+        "lstm" => lstm(t(0), &all[1..3], &all[3..], rnn_opts(kw)).map(|(a, b, c)| vec![a, b, c]),
+        "gru" => gru(t(0), t(1), &all[2..], rnn_opts(kw)).map(|(a, b)| vec![a, b]),
+        "rnn_tanh" => rnn_tanh(t(0), t(1), &all[2..], rnn_opts(kw)).map(|(a, b)| vec![a, b]),
+        "lstm_cell" => lstm_cell(t(0), &all[1..3], t(3), t(4), o(5), o(6)).map(|(a, b)| vec![a, b]),
+        "gru_cell" => one(gru_cell(t(0), t(1), t(2), t(3), o(4), o(5))),
+        "rnn_tanh_cell" => one(rnn_tanh_cell(t(0), t(1), t(2), t(3), o(4), o(5))),
+        "sdpa" => one(scaled_dot_product_attention(
+            t(0),
+            t(1),
+            t(2),
+            o(3),
+            0.0,
+            b("is_causal"),
+            kw["scale"].as_f64(),
+        )),
+        "transformer_encoder_layer_fwd" => {
+            let w = EncoderLayerWeights {
+                qkv_weight: t(2),
+                qkv_bias: o(3),
+                proj_weight: t(4),
+                proj_bias: o(5),
+                norm_weight_1: o(6),
+                norm_bias_1: o(7),
+                norm_weight_2: o(8),
+                norm_bias_2: o(9),
+                ffn_weight_1: t(10),
+                ffn_bias_1: o(11),
+                ffn_weight_2: t(12),
+                ffn_bias_2: o(13),
+            };
+            one(transformer_encoder_layer_fwd(
+                t(0),
+                8,
+                2,
+                &w,
+                b("use_gelu"),
+                b("norm_first"),
+                1e-5,
+                o(1),
+                kw["mask_type"].as_i64(),
+            ))
+        }
+        _ => return None,
+    })
 }
 
 fn tolerance(dt: DType) -> f64 {

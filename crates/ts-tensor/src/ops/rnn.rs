@@ -80,9 +80,9 @@ fn check_cell(
     w_ih: &Tensor,
     w_hh: &Tensor,
 ) -> Result<()> {
-    if input.dim() != 2 && input.dim() != 1 {
+    if input.dim() != 2 {
         return Err(Error::runtime(format!(
-            "Expected input to be 1D or 2D, got {}D instead",
+            "Expected 2D input (batch x feature), but got {}D input",
             input.dim()
         )));
     }
@@ -125,16 +125,6 @@ fn run_cell(
     b_hh: Option<&Tensor>,
 ) -> Result<Vec<Tensor>> {
     check_cell(cell, input, hx, w_ih, w_hh)?;
-    let unbatched = input.dim() == 1;
-    let lift = |t: &Tensor| {
-        if unbatched {
-            t.unsqueeze(0)
-        } else {
-            Ok(t.clone())
-        }
-    };
-    let x = lift(input)?;
-    let state: Vec<Tensor> = hx.iter().map(lift).collect::<Result<_>>()?;
     let w = Weights {
         w_ih,
         w_hh,
@@ -142,13 +132,8 @@ fn run_cell(
         b_hh,
         w_hr: None,
     };
-    let gi = x.linear(w.w_ih, w.b_ih)?;
-    let out = step(cell, &gi, &state, &w)?;
-    if unbatched {
-        out.iter().map(|t| t.squeeze_dim(0)).collect()
-    } else {
-        Ok(out)
-    }
+    let gi = input.linear(w.w_ih, w.b_ih)?;
+    step(cell, &gi, hx, &w)
 }
 
 /// `lstm_cell(input, (h, c), w_ih, w_hh, b_ih, b_hh)`: one LSTM step, returning `(h', c')`.
