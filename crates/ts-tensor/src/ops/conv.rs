@@ -321,29 +321,42 @@ fn conv2d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> 
     let kk = cg * kh * kw;
     let l = oh * ow;
     let pointwise = kh == 1 && kw == 1 && s == [1, 1] && pb == [0, 0] && pa == [0, 0];
+    // The input as a flat buffer of the compute dtype, unfolded group by group.
+    enum Flat {
+        F32(Vec<f32>),
+        F64(Vec<f64>),
+        I64(Vec<i64>),
+    }
+    let flat = if pointwise {
+        None
+    } else {
+        Some(match ct {
+            DType::Float32 => Flat::F32(xc.contiguous_vec()?),
+            DType::Float64 => Flat::F64(xc.contiguous_vec()?),
+            _ => Flat::I64(xc.contiguous_vec()?),
+        })
+    };
     let mut parts = Vec::with_capacity(g as usize);
     for gi in 0..g {
         let cols = if pointwise {
             xc.narrow(1, gi * cg, cg)?.reshape(&[n, cg, l])?
         } else {
-            macro_rules! unfold {
-                ($T:ty) => {{
-                    let xv = xc.contiguous_vec::<$T>()?;
-                    let v = im2col(
-                        &xv,
-                        n as usize,
-                        c as usize,
-                        (gi * cg) as usize,
-                        cg as usize,
-                        &win,
-                    );
-                    Tensor::from_vec(v, &[n, kk, l])?
-                }};
-            }
-            match ct {
-                DType::Float32 => unfold!(f32),
-                DType::Float64 => unfold!(f64),
-                _ => unfold!(i64),
+            let (n_, c_, c0, cg_) = (n as usize, c as usize, (gi * cg) as usize, cg as usize);
+            match &flat {
+                Some(Flat::F32(v)) => {
+                    Tensor::from_vec(im2col(v, n_, c_, c0, cg_, &win), &[n, kk, l])?
+                }
+                Some(Flat::F64(v)) => {
+                    Tensor::from_vec(im2col(v, n_, c_, c0, cg_, &win), &[n, kk, l])?
+                }
+                Some(Flat::I64(v)) => {
+                    Tensor::from_vec(im2col(v, n_, c_, c0, cg_, &win), &[n, kk, l])?
+                }
+                None => {
+                    return Err(Error::runtime(
+                        "conv2d: internal error: missing input buffer",
+                    ))
+                }
             }
         };
         let wg = wc

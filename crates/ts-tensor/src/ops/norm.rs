@@ -348,3 +348,57 @@ pub fn dropout(
     mask.bernoulli_(1.0 - p, generator)?;
     input.mul(&mask)?.div_scalar(Scalar::Float(1.0 - p))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropout_is_identity_outside_training() {
+        let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+        let y = dropout(&x, 0.5, false, None).unwrap();
+        assert!(Tensor::is_same(&x, &y) || y.to_vec::<f32>() == x.to_vec::<f32>());
+        assert_eq!(
+            dropout(&x, 0.0, true, None).unwrap().to_vec::<f32>(),
+            vec![1.0, 2.0, 3.0]
+        );
+        assert_eq!(
+            dropout(&x, 1.0, true, None).unwrap().to_vec::<f32>(),
+            vec![0.0; 3]
+        );
+        assert_eq!(
+            dropout(&x, 1.5, true, None).unwrap_err().message,
+            "dropout probability has to be between 0 and 1, but got 1.5"
+        );
+    }
+
+    #[test]
+    fn dropout_masks_and_rescales_reproducibly() {
+        let x = Tensor::from_vec(vec![1.0f64; 4000], &[4000]).unwrap();
+        let g = Generator::new(7);
+        let y = dropout(&x, 0.25, true, Some(&g)).unwrap().to_vec::<f64>();
+        // Survivors are scaled by 1 / (1 - p); the rest are zero.
+        assert!(y
+            .iter()
+            .all(|&v| v == 0.0 || (v - 1.0 / 0.75).abs() < 1e-12));
+        let dropped = y.iter().filter(|&&v| v == 0.0).count();
+        assert!((800..1200).contains(&dropped), "dropped {dropped}");
+        let g2 = Generator::new(7);
+        assert_eq!(
+            dropout(&x, 0.25, true, Some(&g2)).unwrap().to_vec::<f64>(),
+            y
+        );
+    }
+
+    #[test]
+    fn batch_norm_eval_requires_running_stats() {
+        let x = Tensor::zeros(&[2, 3], DType::Float32).unwrap();
+        let e = batch_norm(&x, None, None, None, None, false, 0.1, 1e-5).unwrap_err();
+        assert_eq!(
+            e.message,
+            "running_mean and running_var must be defined in evaluation mode"
+        );
+        let i = Tensor::zeros(&[2, 3], DType::Int64).unwrap();
+        assert!(batch_norm(&i, None, None, None, None, true, 0.1, 1e-5).is_err());
+    }
+}
