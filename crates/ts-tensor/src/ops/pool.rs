@@ -84,7 +84,7 @@ fn geometry(
         )));
     }
     let sz = input.sizes();
-    if (input.dim() != 3 && input.dim() != 4) || sz[input.dim() - 3..].iter().any(|&v| v == 0) {
+    if (input.dim() != 3 && input.dim() != 4) || sz[input.dim() - 3..].contains(&0) {
         return Err(Error::runtime(
             "non-empty 3D or 4D (batch mode) tensor expected for input",
         ));
