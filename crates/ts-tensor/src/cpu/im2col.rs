@@ -3,6 +3,29 @@
 
 use rayon::prelude::*;
 
+use crate::element::Element;
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// A fresh contiguous tensor of `shape` whose zero-initialised elements `fill` writes in place
+/// (saves the copy that building a `Vec` and wrapping it would cost).
+pub(crate) fn filled_tensor<T: Element>(
+    shape: &[i64],
+    fill: impl FnOnce(&mut [T]),
+) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, T::DTYPE)?;
+    let n = t.numel();
+    {
+        let m = t.meta();
+        // SAFETY: `t` was just created and no other handle to its storage exists; it is
+        // contiguous, suitably aligned and holds `n` zero-initialised elements of `T` (all-zero
+        // bytes are a valid value of every element type).
+        let s = unsafe { std::slice::from_raw_parts_mut(m.data_ptr() as *mut T, n) };
+        fill(s);
+    }
+    Ok(t)
+}
+
 /// The geometry of a 2-d sliding window over `[h, w]` planes: kernel, stride, leading padding,
 /// dilation and the output plane size.
 #[derive(Clone, Copy, Debug)]
@@ -54,8 +77,8 @@ impl Accum for i64 {
     }
 }
 
-/// Unfolds `x` (`[n, c_total, h, w]` contiguous) channels `c0..c0 + c` into columns
-/// `[n, c * kh * kw, oh * ow]`.
+/// Unfolds `x` (`[n, c_total, h, w]` contiguous) channels `c0..c0 + c` into the zeroed columns
+/// `out` (`[n, c * kh * kw, oh * ow]`).
 pub(crate) fn im2col<T: Accum>(
     x: &[T],
     n: usize,
@@ -63,12 +86,12 @@ pub(crate) fn im2col<T: Accum>(
     c0: usize,
     c: usize,
     g: &Window,
-) -> Vec<T> {
+    out: &mut [T],
+) {
     let l = g.oh * g.ow;
     let rows = c * g.kh * g.kw;
-    let mut out = vec![T::default(); n * rows * l];
-    if l == 0 {
-        return out;
+    if l == 0 || out.len() < n * rows * l {
+        return;
     }
     let plane = g.h * g.w;
     out.par_chunks_mut(l).enumerate().for_each(|(r, dst)| {
@@ -91,7 +114,6 @@ pub(crate) fn im2col<T: Accum>(
             }
         }
     });
-    out
 }
 
 /// Folds columns `[n, c * kh * kw, h * w]` (one column per *input* position of a transposed

@@ -4,7 +4,7 @@
 //! skip the unfolding and depthwise filters run a direct loop. Transposed convolutions multiply
 //! first and fold the columns back (col2im).
 
-use crate::cpu::im2col::{col2im, depthwise, im2col, Window};
+use crate::cpu::im2col::{col2im, depthwise, filled_tensor, im2col, Window};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::join::cat;
@@ -344,13 +344,13 @@ fn conv2d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> 
             let (n_, c_, c0, cg_) = (n as usize, c as usize, (gi * cg) as usize, cg as usize);
             match &flat {
                 Some(Flat::F32(v)) => {
-                    Tensor::from_vec(im2col(v, n_, c_, c0, cg_, &win), &[n, kk, l])?
+                    filled_tensor(&[n, kk, l], |o| im2col(v, n_, c_, c0, cg_, &win, o))?
                 }
                 Some(Flat::F64(v)) => {
-                    Tensor::from_vec(im2col(v, n_, c_, c0, cg_, &win), &[n, kk, l])?
+                    filled_tensor(&[n, kk, l], |o| im2col(v, n_, c_, c0, cg_, &win, o))?
                 }
                 Some(Flat::I64(v)) => {
-                    Tensor::from_vec(im2col(v, n_, c_, c0, cg_, &win), &[n, kk, l])?
+                    filled_tensor(&[n, kk, l], |o| im2col(v, n_, c_, c0, cg_, &win, o))?
                 }
                 None => {
                     return Err(Error::runtime(

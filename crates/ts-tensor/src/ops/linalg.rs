@@ -1,5 +1,6 @@
-//! Matrix products: `mm`, `bmm`, `mv`, `dot`, `matmul`, `addmm`, `outer`. A straightforward,
-//! correct row-parallel kernel; the fast GEMM belongs to a later stage.
+//! Matrix products: `mm`, `bmm`, `mv`, `dot`, `matmul`, `addmm`, `baddbmm`, `addmv`, `linear`,
+//! `outer`. Floating dtypes run the strided GEMM of `cpu::gemm` (transposed and expanded operands
+//! are read in place); integers use a wrapping row-parallel loop.
 
 use rayon::prelude::*;
 
