@@ -56,6 +56,19 @@ fn main() -> ts_tensor::Result<()> {
                 flops / d.as_secs_f64() / 1e9
             );
         }
+        // The GEMM inside the convolution below: [64, 576] @ [576, 3136].
+        let wm = filled(&[64, 576])?;
+        let cols = filled(&[576, 3136])?;
+        let d = best(10, || {
+            let _ = wm.mm(&cols);
+        });
+        println!(
+            "{:<32} {:>8} {:>10.2} {:>10.1}",
+            "sgemm 64x576x3136 (conv-shaped)",
+            threads,
+            d.as_secs_f64() * 1e3,
+            2.0 * (64 * 576 * 3136) as f64 / d.as_secs_f64() / 1e9
+        );
         let x = filled(&[1, 64, 56, 56])?;
         let w = filled(&[64, 64, 3, 3])?;
         let pad = ConvPadding::Explicit(vec![1]);

@@ -53,6 +53,16 @@ impl Window {
     }
 }
 
+/// The outputs `o` in `0..out` with `0 <= o * stride + shift < len`, as a range.
+fn valid_range(shift: isize, stride: usize, len: usize, out: usize) -> (usize, usize) {
+    let s = stride as isize;
+    let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
+    let end = len as isize - shift;
+    let hi = if end <= 0 { 0 } else { (end + s - 1) / s };
+    let lo = (lo as usize).min(out);
+    (lo, (hi as usize).clamp(lo, out))
+}
+
 /// Element types the convolution helpers accumulate (integers wrap, as ATen's do).
 pub(crate) trait Accum: Copy + Default + Send + Sync {
     fn acc(self, other: Self) -> Self;
@@ -101,15 +111,22 @@ pub(crate) fn im2col<T: Accum>(
         let ki = (rr / g.kw) % g.kh;
         let kj = rr % g.kw;
         let src = &x[(nb * c_total + c0 + ci) * plane..(nb * c_total + c0 + ci + 1) * plane];
+        // Output columns `lo..hi` read input column `ox * sw + shift`; the rest is padding.
+        let shift = (kj * g.dw) as isize - g.pw as isize;
+        let (lo, hi) = valid_range(shift, g.sw, g.w, g.ow);
         for oy in 0..g.oh {
             let row = &mut dst[oy * g.ow..(oy + 1) * g.ow];
             let Some(iy) = Window::src(oy, ki, g.sh, g.ph, g.dh, g.h) else {
                 continue;
             };
             let line = &src[iy * g.w..(iy + 1) * g.w];
-            for (ox, v) in row.iter_mut().enumerate() {
-                if let Some(ix) = Window::src(ox, kj, g.sw, g.pw, g.dw, g.w) {
-                    *v = line[ix];
+            if g.sw == 1 {
+                row[lo..hi].copy_from_slice(
+                    &line[(lo as isize + shift) as usize..(hi as isize + shift) as usize],
+                );
+            } else {
+                for (ox, v) in row.iter_mut().enumerate().take(hi).skip(lo) {
+                    *v = line[(ox as isize * g.sw as isize + shift) as usize];
                 }
             }
         }
