@@ -30,11 +30,21 @@ pub use element::Element;
 pub use error::{Error, ErrorKind, Result};
 pub use generator::{manual_seed, Generator};
 pub use list::ListValue;
+pub use ops::attention::{
+    native_multi_head_attention, scaled_dot_product_attention, transformer_encoder_layer_fwd,
+    EncoderLayerWeights,
+};
 pub use ops::binary::RoundingMode;
+pub use ops::conv::{conv1d, conv2d, conv_transpose1d, conv_transpose2d, convolution, ConvPadding};
 pub use ops::copy::resize_out_and_copy;
+pub use ops::embedding::{embedding, embedding_bag, BagMode};
 pub use ops::factory;
 pub use ops::index::TensorIndex;
 pub use ops::join::{cat, stack};
+pub use ops::norm::{batch_norm, dropout, group_norm, instance_norm, layer_norm};
+pub use ops::rnn::{
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell, RnnOptions,
+};
 pub use ops::ternary::where_;
 pub use promote::Operand;
 pub use scalar::Scalar;

@@ -9,6 +9,7 @@ pub(crate) mod dispatch;
 pub(crate) mod cast;
 pub(crate) mod fastmath;
 pub(crate) mod gemm;
+pub(crate) mod im2col;
 pub(crate) mod iter;
 pub(crate) mod loops;
 pub(crate) mod num;

@@ -1,5 +1,6 @@
-//! Matrix products: `mm`, `bmm`, `mv`, `dot`, `matmul`, `addmm`, `outer`. A straightforward,
-//! correct row-parallel kernel; the fast GEMM belongs to a later stage.
+//! Matrix products: `mm`, `bmm`, `mv`, `dot`, `matmul`, `addmm`, `baddbmm`, `addmv`, `linear`,
+//! `outer`. Floating dtypes run the strided GEMM of `cpu::gemm` (transposed and expanded operands
+//! are read in place); integers use a wrapping row-parallel loop.
 
 use rayon::prelude::*;
 
@@ -53,10 +54,10 @@ pub(crate) fn product(
     };
     match dt {
         DType::Float32 | DType::Float64 | DType::Float16 => {
-            let out = match &base {
-                Some(t) => t.to_dtype(dt, false)?.contiguous()?.clone_tensor()?,
-                None => Tensor::zeros(&shape, dt)?,
-            };
+            let out = Tensor::zeros(&shape, dt)?;
+            if let Some(t) = &base {
+                out.copy_(t)?;
+            }
             crate::cpu::gemm::gemm_batched(
                 &out.meta(),
                 &a.meta(),
@@ -490,5 +491,44 @@ mod tests {
             )
             .unwrap();
         assert_eq!(r.to_vec::<f32>()[0], 0.5 + 2.0 * 42.0);
+    }
+
+    #[test]
+    fn gemm_reads_strided_and_expanded_operands() {
+        // [2, 3] @ [3, 2] where the right operand is a transposed view and the batch of a bmm is
+        // an expanded (stride 0) dimension; expected values are plain integer arithmetic.
+        let a = ar(6, &[2, 3]);
+        let bt = ar(6, &[2, 3]).t().unwrap();
+        assert_eq!(a.mm(&bt).unwrap().to_vec::<f32>(), vec![5., 14., 14., 50.]);
+        let a3 = a.unsqueeze(0).unwrap().expand(&[4, 2, 3], false).unwrap();
+        let b3 = ar(6, &[3, 2])
+            .unsqueeze(0)
+            .unwrap()
+            .expand(&[4, 3, 2], false)
+            .unwrap();
+        let r = a3.bmm(&b3).unwrap();
+        assert_eq!(r.sizes().as_slice(), &[4, 2, 2]);
+        assert_eq!(r.to_vec::<f32>()[12..], [10., 13., 28., 40.]);
+        // Inner dimension 0: zeros, and addmm keeps beta * self.
+        let e = Tensor::zeros(&[2, 0], DType::Float32).unwrap();
+        let f = Tensor::zeros(&[0, 3], DType::Float32).unwrap();
+        assert_eq!(e.mm(&f).unwrap().to_vec::<f32>(), vec![0.0; 6]);
+        let base = Tensor::from_vec(vec![1f32, 2., 3.], &[3]).unwrap();
+        let r = base.addmm(&e, &f, Scalar::Int(2), Scalar::Int(1)).unwrap();
+        assert_eq!(r.to_vec::<f32>(), vec![2., 4., 6., 2., 4., 6.]);
+    }
+
+    #[test]
+    fn half_precision_products() {
+        let a = ar(6, &[2, 3]).to_dtype(DType::Float16, false).unwrap();
+        let b = ar(6, &[3, 2]).to_dtype(DType::Float16, false).unwrap();
+        let r = a.mm(&b).unwrap();
+        assert_eq!(r.dtype(), DType::Float16);
+        assert_eq!(r.to_vec::<f32>(), vec![10., 13., 28., 40.]);
+        let a = a.to_dtype(DType::BFloat16, false).unwrap();
+        let b = b.to_dtype(DType::BFloat16, false).unwrap();
+        let r = a.mm(&b).unwrap();
+        assert_eq!(r.dtype(), DType::BFloat16);
+        assert_eq!(r.to_vec::<f32>(), vec![10., 13., 28., 40.]);
     }
 }

@@ -1,0 +1,404 @@
+//! Normalization layers (`batch_norm` in inference and training mode, `layer_norm`,
+//! `group_norm`, `instance_norm`) and `dropout`, composed from the crate's reductions and
+//! broadcasting arithmetic. Half-precision inputs are computed in f32.
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::generator::Generator;
+use crate::scalar::Scalar;
+use crate::tensor::Tensor;
+
+/// The dtype statistics are computed in.
+fn stat_dtype(dt: DType) -> DType {
+    match dt {
+        DType::Float64 => DType::Float64,
+        _ => DType::Float32,
+    }
+}
+
+/// `[1, C, 1, ...]`: a per-channel vector shaped to broadcast over an `nd`-d input.
+fn channel_view(v: &Tensor, nd: usize, c: i64) -> Result<Tensor> {
+    let mut shape = vec![1i64; nd];
+    shape[1] = c;
+    v.reshape(&shape)
+}
+
+fn check_float(t: &Tensor, name: &str) -> Result<()> {
+    if !t.dtype().is_floating_point() {
+        return Err(crate::cpu::dispatch::not_implemented(name, t.dtype()));
+    }
+    Ok(())
+}
+
+/// `(x - mean) * rsqrt(var + eps)`, then the optional affine transform (already broadcastable).
+fn normalize(
+    x: &Tensor,
+    mean: &Tensor,
+    var: &Tensor,
+    eps: f64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+) -> Result<Tensor> {
+    let inv = var
+        .add_scalar(Scalar::Float(eps), Scalar::Int(1))?
+        .rsqrt()?;
+    let mut out = x.sub(mean, Scalar::Int(1))?.mul(&inv)?;
+    if let Some(w) = weight {
+        out = out.mul(w)?;
+    }
+    if let Some(b) = bias {
+        out = out.add(b, Scalar::Int(1))?;
+    }
+    Ok(out)
+}
+
+/// `running = (1 - momentum) * running + momentum * value`, written in place.
+fn update_running(running: &Tensor, value: &Tensor, momentum: f64) -> Result<()> {
+    let upd = running
+        .to_dtype(value.dtype(), false)?
+        .mul_scalar(Scalar::Float(1.0 - momentum))?
+        .add(value, Scalar::Float(momentum))?;
+    running.copy_(&upd)
+}
+
+/// `batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)` over
+/// dimension 1 of an `[N, C, ...]` input. In training mode the batch statistics normalize and
+/// the running statistics (when given) are updated in place with the unbiased variance.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<Tensor> {
+    if input.dim() < 2 {
+        return Err(Error::runtime(format!(
+            "batch_norm: expected input with at least 2 dimensions, but got {}-D",
+            input.dim()
+        )));
+    }
+    check_float(input, "batch_norm")?;
+    let nd = input.dim();
+    let c = input.sizes()[1];
+    for (t, name) in [
+        (weight, "weight"),
+        (bias, "bias"),
+        (running_mean, "running_mean"),
+        (running_var, "running_var"),
+    ] {
+        if let Some(t) = t {
+            if t.numel() as i64 != c {
+                return Err(Error::runtime(format!(
+                    "{name} should contain {c} elements not {}",
+                    t.numel()
+                )));
+            }
+        }
+    }
+    let dt = input.dtype();
+    let ct = stat_dtype(dt);
+    let x = input.to_dtype(ct, false)?;
+    let view = |t: Option<&Tensor>| -> Result<Option<Tensor>> {
+        t.map(|t| channel_view(&t.to_dtype(ct, false)?, nd, c))
+            .transpose()
+    };
+    let (mean, var) = if training {
+        let dims: Vec<i64> = (0..nd as i64).filter(|&d| d != 1).collect();
+        let mean = x.mean(Some(&dims), false, None)?;
+        let var = x.var(Some(&dims), Some(0.0), false)?;
+        let n = (input.numel() as i64 / c.max(1)) as f64;
+        if let Some(rm) = running_mean {
+            update_running(rm, &mean, momentum)?;
+        }
+        if let Some(rv) = running_var {
+            let unbiased = var.mul_scalar(Scalar::Float(n / (n - 1.0).max(0.0)))?;
+            update_running(rv, &unbiased, momentum)?;
+        }
+        (channel_view(&mean, nd, c)?, channel_view(&var, nd, c)?)
+    } else {
+        match (view(running_mean)?, view(running_var)?) {
+            (Some(m), Some(v)) => (m, v),
+            _ => {
+                return Err(Error::runtime(
+                    "running_mean and running_var must be defined in evaluation mode",
+                ))
+            }
+        }
+    };
+    normalize(
+        &x,
+        &mean,
+        &var,
+        eps,
+        view(weight)?.as_ref(),
+        view(bias)?.as_ref(),
+    )?
+    .to_dtype(dt, false)
+}
+
+/// `layer_norm(input, normalized_shape, weight, bias, eps)` over the trailing dimensions.
+pub fn layer_norm(
+    input: &Tensor,
+    normalized_shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let k = normalized_shape.len();
+    let sz = input.sizes();
+    if k == 0 {
+        return Err(Error::runtime(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = []",
+        ));
+    }
+    for (t, name) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(t) = t {
+            if t.sizes().as_slice() != normalized_shape {
+                return Err(Error::runtime(format!(
+                    "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {:?} and normalized_shape = {:?}",
+                    t.sizes().as_slice(),
+                    normalized_shape
+                )));
+            }
+        }
+    }
+    if sz.len() < k || &sz[sz.len() - k..] != normalized_shape {
+        return Err(Error::runtime(format!(
+            "Given normalized_shape={:?}, expected input with shape [*, {}], but got input of size{:?}",
+            normalized_shape,
+            normalized_shape
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            sz.as_slice()
+        )));
+    }
+    check_float(input, "LayerNormKernelImpl")?;
+    let dt = input.dtype();
+    let ct = stat_dtype(dt);
+    let x = input.to_dtype(ct, false)?;
+    let dims: Vec<i64> = (sz.len() - k..sz.len()).map(|d| d as i64).collect();
+    let mean = x.mean(Some(&dims), true, None)?;
+    let var = x.var(Some(&dims), Some(0.0), true)?;
+    let w = weight.map(|t| t.to_dtype(ct, false)).transpose()?;
+    let b = bias.map(|t| t.to_dtype(ct, false)).transpose()?;
+    normalize(&x, &mean, &var, eps, w.as_ref(), b.as_ref())?.to_dtype(dt, false)
+}
+
+/// `group_norm(input, num_groups, weight, bias, eps)`: statistics per sample and channel group.
+pub fn group_norm(
+    input: &Tensor,
+    num_groups: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let sz = input.sizes();
+    if input.dim() < 2 {
+        return Err(Error::runtime(format!(
+            "Expected at least 2 dimensions for input tensor but received {}",
+            input.dim()
+        )));
+    }
+    let (n, c) = (sz[0], sz[1]);
+    if num_groups <= 0 || c % num_groups != 0 {
+        return Err(Error::runtime(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {:?} and num_groups={num_groups}",
+            sz.as_slice()
+        )));
+    }
+    for (t, name) in [(weight, "weight"), (bias, "bias")] {
+        if let Some(t) = t {
+            if t.dim() != 1 || t.numel() as i64 != c {
+                return Err(Error::runtime(format!(
+                    "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {:?} and input of shape {:?}",
+                    t.sizes().as_slice(),
+                    sz.as_slice()
+                )));
+            }
+        }
+    }
+    check_float(input, "GroupNormKernelImpl")?;
+    let dt = input.dtype();
+    let ct = stat_dtype(dt);
+    let x = input.to_dtype(ct, false)?.reshape(&[n, num_groups, -1])?;
+    let mean = x.mean(Some(&[2]), true, None)?;
+    let var = x.var(Some(&[2]), Some(0.0), true)?;
+    let y = normalize(&x, &mean, &var, eps, None, None)?.reshape(&sz)?;
+    let nd = sz.len();
+    let view = |t: Option<&Tensor>| -> Result<Option<Tensor>> {
+        t.map(|t| channel_view(&t.to_dtype(ct, false)?, nd, c))
+            .transpose()
+    };
+    let mut out = y;
+    if let Some(w) = view(weight)? {
+        out = out.mul(&w)?;
+    }
+    if let Some(b) = view(bias)? {
+        out = out.add(&b, Scalar::Int(1))?;
+    }
+    out.to_dtype(dt, false)
+}
+
+/// `instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+/// eps)`: statistics per sample and channel; running statistics (when given and
+/// `use_input_stats`) are updated in place with the batch average.
+#[allow(clippy::too_many_arguments)]
+pub fn instance_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    use_input_stats: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<Tensor> {
+    if !use_input_stats {
+        return batch_norm(
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            false,
+            momentum,
+            eps,
+        );
+    }
+    if input.dim() < 2 {
+        return Err(Error::runtime(format!(
+            "instance_norm: expected input with at least 2 dimensions, but got {}-D",
+            input.dim()
+        )));
+    }
+    check_float(input, "instance_norm")?;
+    let sz = input.sizes();
+    let nd = sz.len();
+    let c = sz[1];
+    let dt = input.dtype();
+    let ct = stat_dtype(dt);
+    let x = input.to_dtype(ct, false)?;
+    let dims: Vec<i64> = (2..nd as i64).collect();
+    let mean = x.mean(Some(&dims), true, None)?;
+    let var = x.var(Some(&dims), Some(0.0), true)?;
+    let spatial: i64 = sz[2..].iter().product();
+    if let Some(rm) = running_mean {
+        update_running(
+            rm,
+            &mean.mean(Some(&[0]), false, None)?.reshape(&[c])?,
+            momentum,
+        )?;
+    }
+    if let Some(rv) = running_var {
+        let s = spatial as f64;
+        let unbiased = var.mul_scalar(Scalar::Float(s / (s - 1.0).max(0.0)))?;
+        update_running(
+            rv,
+            &unbiased.mean(Some(&[0]), false, None)?.reshape(&[c])?,
+            momentum,
+        )?;
+    }
+    let view = |t: Option<&Tensor>| -> Result<Option<Tensor>> {
+        t.map(|t| channel_view(&t.to_dtype(ct, false)?, nd, c))
+            .transpose()
+    };
+    normalize(
+        &x,
+        &mean,
+        &var,
+        eps,
+        view(weight)?.as_ref(),
+        view(bias)?.as_ref(),
+    )?
+    .to_dtype(dt, false)
+}
+
+/// `dropout(input, p, train)`: the input itself when not training (or `p == 0`); otherwise each
+/// element is zeroed with probability `p` (Bernoulli draws from `generator` or the default
+/// generator) and survivors are scaled by `1 / (1 - p)`.
+pub fn dropout(
+    input: &Tensor,
+    p: f64,
+    train: bool,
+    generator: Option<&Generator>,
+) -> Result<Tensor> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::runtime(format!(
+            "dropout probability has to be between 0 and 1, but got {p}"
+        )));
+    }
+    if !train || p == 0.0 || input.numel() == 0 {
+        return Ok(input.clone());
+    }
+    if p == 1.0 {
+        return input.mul_scalar(Scalar::Int(0));
+    }
+    let mask_dtype = if input.dtype().is_floating_point() {
+        input.dtype()
+    } else {
+        DType::Float32
+    };
+    let mask = Tensor::zeros(&input.sizes(), mask_dtype)?;
+    mask.bernoulli_(1.0 - p, generator)?;
+    input.mul(&mask)?.div_scalar(Scalar::Float(1.0 - p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropout_is_identity_outside_training() {
+        let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+        let y = dropout(&x, 0.5, false, None).unwrap();
+        assert!(Tensor::is_same(&x, &y) || y.to_vec::<f32>() == x.to_vec::<f32>());
+        assert_eq!(
+            dropout(&x, 0.0, true, None).unwrap().to_vec::<f32>(),
+            vec![1.0, 2.0, 3.0]
+        );
+        assert_eq!(
+            dropout(&x, 1.0, true, None).unwrap().to_vec::<f32>(),
+            vec![0.0; 3]
+        );
+        assert_eq!(
+            dropout(&x, 1.5, true, None).unwrap_err().message,
+            "dropout probability has to be between 0 and 1, but got 1.5"
+        );
+    }
+
+    #[test]
+    fn dropout_masks_and_rescales_reproducibly() {
+        let x = Tensor::from_vec(vec![1.0f64; 4000], &[4000]).unwrap();
+        let g = Generator::new(7);
+        let y = dropout(&x, 0.25, true, Some(&g)).unwrap().to_vec::<f64>();
+        // Survivors are scaled by 1 / (1 - p); the rest are zero.
+        assert!(y
+            .iter()
+            .all(|&v| v == 0.0 || (v - 1.0 / 0.75).abs() < 1e-12));
+        let dropped = y.iter().filter(|&&v| v == 0.0).count();
+        assert!((800..1200).contains(&dropped), "dropped {dropped}");
+        let g2 = Generator::new(7);
+        assert_eq!(
+            dropout(&x, 0.25, true, Some(&g2)).unwrap().to_vec::<f64>(),
+            y
+        );
+    }
+
+    #[test]
+    fn batch_norm_eval_requires_running_stats() {
+        let x = Tensor::zeros(&[2, 3], DType::Float32).unwrap();
+        let e = batch_norm(&x, None, None, None, None, false, 0.1, 1e-5).unwrap_err();
+        assert_eq!(
+            e.message,
+            "running_mean and running_var must be defined in evaluation mode"
+        );
+        let i = Tensor::zeros(&[2, 3], DType::Int64).unwrap();
+        assert!(batch_norm(&i, None, None, None, None, true, 0.1, 1e-5).is_err());
+    }
+}

@@ -1,0 +1,533 @@
+//! Pooling: `max_pool1d/2d` (with indices), `avg_pool1d/2d`, `adaptive_avg_pool1d/2d` and
+//! `adaptive_max_pool2d`, with ATen's output-size rules (`ceil_mode`, padding, dilation) and
+//! messages. 1-d pooling runs the 2-d kernels on `[N, C, 1, L]`.
+
+use rayon::prelude::*;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// ATen's `pooling_output_shape`.
+fn pooled_size(input: i64, k: i64, pad: i64, stride: i64, dil: i64, ceil: bool) -> i64 {
+    let num = input + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
+    let mut out = num.div_euclid(stride) + 1;
+    if ceil && (out - 1) * stride >= input + pad {
+        out -= 1;
+    }
+    out
+}
+
+/// Expands a pooling parameter (one value or one per spatial dimension).
+fn pair(v: &[i64], name: &str, default: Option<[i64; 2]>) -> Result<[i64; 2]> {
+    match v.len() {
+        0 => default.ok_or_else(|| {
+            Error::runtime(format!(
+                "{name} must either be a single int, or a tuple of two ints"
+            ))
+        }),
+        1 => Ok([v[0], v[0]]),
+        2 => Ok([v[0], v[1]]),
+        _ => Err(Error::runtime(format!(
+            "{name} must either be a single int, or a tuple of two ints"
+        ))),
+    }
+}
+
+/// Pooling geometry after checks, on `[planes, h, w]` data.
+struct Pool {
+    planes: usize,
+    h: i64,
+    w: i64,
+    k: [i64; 2],
+    s: [i64; 2],
+    p: [i64; 2],
+    d: [i64; 2],
+    oh: i64,
+    ow: i64,
+}
+
+/// Shared checks of max/avg pooling (ATen's `pool2d_shape_check`); returns the geometry and
+/// the output shape.
+#[allow(clippy::too_many_arguments)]
+fn geometry(
+    input: &Tensor,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+) -> Result<(Pool, Vec<i64>)> {
+    let k = pair(kernel, "max_pool2d: kernel_size", None)?;
+    let s = pair(stride, "max_pool2d: stride", Some(k))?;
+    let p = pair(padding, "max_pool2d: padding", None)?;
+    let d = pair(dilation, "max_pool2d: dilation", None)?;
+    if s[0] == 0 || s[1] == 0 {
+        return Err(Error::runtime("stride should not be zero"));
+    }
+    if k[0] <= 0 || k[1] <= 0 {
+        return Err(Error::runtime(format!(
+            "kernel size should be greater than zero, but got kH: {} kW: {}",
+            k[0], k[1]
+        )));
+    }
+    if s[0] < 0 || s[1] < 0 {
+        return Err(Error::runtime(format!(
+            "stride should be greater than zero, but got dH: {} dW: {}",
+            s[0], s[1]
+        )));
+    }
+    if d[0] <= 0 || d[1] <= 0 {
+        return Err(Error::runtime(format!(
+            "dilation should be greater than zero, but got dilationH: {} dilationW: {}",
+            d[0], d[1]
+        )));
+    }
+    let sz = input.sizes();
+    if (input.dim() != 3 && input.dim() != 4) || sz[input.dim() - 3..].contains(&0) {
+        return Err(Error::runtime(
+            "non-empty 3D or 4D (batch mode) tensor expected for input",
+        ));
+    }
+    for a in 0..2 {
+        if p[a] < 0 || p[a] > ((k[a] - 1) * d[a] + 1) / 2 {
+            return Err(Error::runtime(format!(
+                "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+                p[a], k[a], d[a]
+            )));
+        }
+    }
+    let nd = input.dim();
+    let (c, h, w) = (sz[nd - 3], sz[nd - 2], sz[nd - 1]);
+    let oh = pooled_size(h, k[0], p[0], s[0], d[0], ceil);
+    let ow = pooled_size(w, k[1], p[1], s[1], d[1], ceil);
+    if oh < 1 || ow < 1 {
+        return Err(Error::runtime(format!(
+            "Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). Output size is too small"
+        )));
+    }
+    let mut shape: Vec<i64> = sz[..nd - 2].to_vec();
+    shape.extend([oh, ow]);
+    let planes = sz[..nd - 2].iter().product::<i64>() as usize;
+    Ok((
+        Pool {
+            planes,
+            h,
+            w,
+            k,
+            s,
+            p,
+            d,
+            oh,
+            ow,
+        },
+        shape,
+    ))
+}
+
+/// Runs `f(plane_in, out_values, out_indices)` over every `[h, w]` plane in parallel, on data
+/// converted to `T`.
+fn per_plane<T, F>(x: &[T], planes: usize, plane: usize, oplane: usize, f: F) -> (Vec<T>, Vec<i64>)
+where
+    T: Copy + Default + Send + Sync,
+    F: Fn(&[T], &mut [T], &mut [i64]) + Send + Sync,
+{
+    let mut vals = vec![T::default(); planes * oplane];
+    let mut idx = vec![0i64; planes * oplane];
+    if oplane > 0 {
+        vals.par_chunks_mut(oplane)
+            .zip(idx.par_chunks_mut(oplane))
+            .enumerate()
+            .for_each(|(i, (v, ix))| f(&x[i * plane..(i + 1) * plane], v, ix));
+    }
+    (vals, idx)
+}
+
+/// Max over each window; NaN wins, ties keep the first position (ATen's order).
+fn max_kernel<T: Copy + Default + Send + Sync + PartialOrd>(
+    x: &[T],
+    g: &Pool,
+    is_nan: fn(T) -> bool,
+    lowest: T,
+) -> (Vec<T>, Vec<i64>) {
+    let plane = (g.h * g.w) as usize;
+    let oplane = (g.oh * g.ow) as usize;
+    per_plane(x, g.planes, plane, oplane, |src, out, idx| {
+        for oy in 0..g.oh {
+            let mut hs = oy * g.s[0] - g.p[0];
+            let he = (hs + (g.k[0] - 1) * g.d[0] + 1).min(g.h);
+            while hs < 0 {
+                hs += g.d[0];
+            }
+            for ox in 0..g.ow {
+                let mut ws = ox * g.s[1] - g.p[1];
+                let we = (ws + (g.k[1] - 1) * g.d[1] + 1).min(g.w);
+                while ws < 0 {
+                    ws += g.d[1];
+                }
+                let mut best = lowest;
+                let mut bi = hs * g.w + ws;
+                let mut y = hs;
+                'outer: while y < he {
+                    let mut xx = ws;
+                    while xx < we {
+                        let i = y * g.w + xx;
+                        let v = src[i as usize];
+                        if v > best || is_nan(v) {
+                            best = v;
+                            bi = i;
+                            if is_nan(v) {
+                                break 'outer;
+                            }
+                        }
+                        xx += g.d[1];
+                    }
+                    y += g.d[0];
+                }
+                let o = (oy * g.ow + ox) as usize;
+                out[o] = best;
+                idx[o] = bi;
+            }
+        }
+    })
+}
+
+macro_rules! by_dtype {
+    ($x:expr, $dt:expr, $T:ident => $body:expr) => {{
+        match $dt {
+            DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            _ => {
+                type $T = f64;
+                $body
+            }
+        }
+    }};
+}
+
+impl Tensor {
+    /// `max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)`: the maxima
+    /// and their flat positions within each input plane. An empty `stride` means `kernel_size`.
+    pub fn max_pool2d_with_indices(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let (g, shape) = geometry(self, kernel_size, stride, padding, dilation, ceil_mode)?;
+        let dt = self.dtype();
+        if dt == DType::Bool {
+            return Err(crate::cpu::dispatch::not_implemented("max_pool2d", dt));
+        }
+        let (vals, idx) = by_dtype!(self, dt, T => {
+            let x = self.contiguous_vec::<T>()?;
+            let (v, i) = max_kernel::<T>(&x, &g, |v: T| v.is_nan(), T::NEG_INFINITY);
+            (Tensor::from_vec(v, &shape)?, i)
+        });
+        Ok((vals.to_dtype(dt, false)?, Tensor::from_vec(idx, &shape)?))
+    }
+
+    /// `max_pool2d(kernel_size, stride, padding, dilation, ceil_mode)`.
+    pub fn max_pool2d(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        Ok(self
+            .max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
+            .0)
+    }
+
+    /// `max_pool1d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)` on `[N, C, L]`
+    /// or `[C, L]`.
+    pub fn max_pool1d_with_indices(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        if self.dim() < 2 {
+            return Err(Error::runtime(format!(
+                "Expected 2 to 3 dimensions, but got {}-dimensional tensor for argument #1 'self' (while checking arguments for max_pool1d)",
+                self.dim()
+            )));
+        }
+        self.max_pool1d_impl(kernel_size, stride, padding, dilation, ceil_mode)
+    }
+
+    fn max_pool1d_impl(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        if self.dim() != 2 && self.dim() != 3 {
+            return Err(Error::runtime(format!(
+                "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{:?}",
+                self.sizes().as_slice()
+            )));
+        }
+        let one = |v: &[i64], d: i64| -> Vec<i64> {
+            if v.is_empty() {
+                vec![]
+            } else {
+                vec![d, v[0]]
+            }
+        };
+        let (v, i) = self.unsqueeze(-2)?.max_pool2d_with_indices(
+            &one(kernel_size, 1),
+            &one(stride, 1),
+            &one(padding, 0),
+            &one(dilation, 1),
+            ceil_mode,
+        )?;
+        Ok((v.squeeze_dim(-2)?, i.squeeze_dim(-2)?))
+    }
+
+    /// `max_pool1d(kernel_size, stride, padding, dilation, ceil_mode)`.
+    pub fn max_pool1d(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        Ok(self
+            .max_pool1d_impl(kernel_size, stride, padding, dilation, ceil_mode)?
+            .0)
+    }
+
+    /// `avg_pool2d(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)`.
+    pub fn avg_pool2d(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+    ) -> Result<Tensor> {
+        if divisor_override == Some(0) {
+            return Err(Error::runtime("divisor must be not zero"));
+        }
+        let (g, shape) = geometry(self, kernel_size, stride, padding, &[1], ceil_mode)?;
+        let dt = self.dtype();
+        if dt == DType::Bool {
+            return Err(crate::cpu::dispatch::not_implemented("avg_pool2d", dt));
+        }
+        let integral = dt.is_integral();
+        let out = by_dtype!(self, dt, T => {
+            let x = self.contiguous_vec::<T>()?;
+            let plane = (g.h * g.w) as usize;
+            let oplane = (g.oh * g.ow) as usize;
+            let (v, _) = per_plane(&x, g.planes, plane, oplane, |src, out, _| {
+                for oy in 0..g.oh {
+                    let hs0 = oy * g.s[0] - g.p[0];
+                    let he0 = (hs0 + g.k[0]).min(g.h + g.p[0]);
+                    for ox in 0..g.ow {
+                        let ws0 = ox * g.s[1] - g.p[1];
+                        let we0 = (ws0 + g.k[1]).min(g.w + g.p[1]);
+                        let pool = (he0 - hs0) * (we0 - ws0);
+                        let (hs, he) = (hs0.max(0), he0.min(g.h));
+                        let (ws, we) = (ws0.max(0), we0.min(g.w));
+                        let mut sum: T = 0.0;
+                        for y in hs..he {
+                            for xx in ws..we {
+                                sum += src[(y * g.w + xx) as usize];
+                            }
+                        }
+                        let div = match divisor_override {
+                            Some(d) => d,
+                            None if count_include_pad => pool,
+                            None => (he - hs) * (we - ws),
+                        };
+                        let o = (oy * g.ow + ox) as usize;
+                        out[o] = if integral { (sum / div as T).trunc() } else { sum / div as T };
+                    }
+                }
+            });
+            Tensor::from_vec(v, &shape)?
+        });
+        out.to_dtype(dt, false)
+    }
+
+    /// `avg_pool1d(kernel_size, stride, padding, ceil_mode, count_include_pad)`.
+    pub fn avg_pool1d(
+        &self,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+    ) -> Result<Tensor> {
+        if self.dim() != 2 && self.dim() != 3 {
+            return Err(Error::runtime(format!(
+                "avg_pool1d() Expected 2D or 3D input tensor, but got {:?}",
+                self.sizes().as_slice()
+            )));
+        }
+        let one = |v: &[i64], d: i64| -> Vec<i64> {
+            if v.is_empty() {
+                vec![]
+            } else {
+                vec![d, v[0]]
+            }
+        };
+        self.unsqueeze(-2)?
+            .avg_pool2d(
+                &one(kernel_size, 1),
+                &one(stride, 1),
+                &one(padding, 0),
+                ceil_mode,
+                count_include_pad,
+                None,
+            )?
+            .squeeze_dim(-2)
+    }
+
+    /// Checks of the adaptive pools; returns `(planes, h, w, oh, ow, out_shape)`.
+    fn adaptive_geometry(
+        &self,
+        name: &str,
+        output_size: &[i64],
+    ) -> Result<(usize, i64, i64, i64, i64, Vec<i64>)> {
+        if output_size.len() != 2 {
+            return Err(Error::runtime(format!(
+                "{name}(): internal error: output_size.size() must be 2"
+            )));
+        }
+        let sz = self.sizes();
+        let nd = self.dim();
+        if nd != 3 && nd != 4 {
+            return Err(Error::runtime(format!(
+                "{name}(): Expected 3D or 4D tensor, but got {:?}",
+                sz.as_slice()
+            )));
+        }
+        for (i, &v) in sz.iter().enumerate().skip(1) {
+            if v == 0 {
+                return Err(Error::runtime(format!(
+                    "{name}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {:?} with dimension {i} being empty",
+                    sz.as_slice()
+                )));
+            }
+        }
+        if output_size.iter().any(|&o| o < 0) {
+            return Err(Error::runtime(format!(
+                "{name}(): elements of output_size must be greater than or equal to 0 but received {{{}, {}}}",
+                output_size[0], output_size[1]
+            )));
+        }
+        let (h, w) = (sz[nd - 2], sz[nd - 1]);
+        let mut shape: Vec<i64> = sz[..nd - 2].to_vec();
+        shape.extend([output_size[0], output_size[1]]);
+        let planes = sz[..nd - 2].iter().product::<i64>() as usize;
+        Ok((planes, h, w, output_size[0], output_size[1], shape))
+    }
+
+    /// `adaptive_avg_pool2d(output_size)`: window `i` spans `floor(i*in/out)..ceil((i+1)*in/out)`.
+    pub fn adaptive_avg_pool2d(&self, output_size: &[i64]) -> Result<Tensor> {
+        let (planes, h, w, oh, ow, shape) =
+            self.adaptive_geometry("adaptive_avg_pool2d", output_size)?;
+        let dt = self.dtype();
+        if !dt.is_floating_point() {
+            return Err(crate::cpu::dispatch::not_implemented(
+                "adaptive_avg_pool2d",
+                dt,
+            ));
+        }
+        let out = by_dtype!(self, dt, T => {
+            let x = self.contiguous_vec::<T>()?;
+            let (v, _) = per_plane(&x, planes, (h * w) as usize, (oh * ow) as usize, |src, out, _| {
+                for oy in 0..oh {
+                    let (hs, he) = ((oy * h) / oh, ((oy + 1) * h + oh - 1) / oh);
+                    for ox in 0..ow {
+                        let (ws, we) = ((ox * w) / ow, ((ox + 1) * w + ow - 1) / ow);
+                        let mut sum: T = 0.0;
+                        for y in hs..he {
+                            for xx in ws..we {
+                                sum += src[(y * w + xx) as usize];
+                            }
+                        }
+                        out[(oy * ow + ox) as usize] = sum / ((he - hs) * (we - ws)) as T;
+                    }
+                }
+            });
+            Tensor::from_vec(v, &shape)?
+        });
+        out.to_dtype(dt, false)
+    }
+
+    /// `adaptive_avg_pool1d(output_size)` on `[N, C, L]` or `[C, L]`.
+    pub fn adaptive_avg_pool1d(&self, output_size: &[i64]) -> Result<Tensor> {
+        if self.dim() != 2 && self.dim() != 3 {
+            return Err(Error::runtime(format!(
+                "adaptive_avg_pool1d() argument 'input' (position 1) must be 2D or 3D, but got {:?}",
+                self.sizes().as_slice()
+            )));
+        }
+        let o = output_size.first().copied().unwrap_or(1);
+        self.unsqueeze(-2)?
+            .adaptive_avg_pool2d(&[1, o])?
+            .squeeze_dim(-2)
+    }
+
+    /// `adaptive_max_pool2d(output_size)`: the maxima and their flat plane positions.
+    pub fn adaptive_max_pool2d(&self, output_size: &[i64]) -> Result<(Tensor, Tensor)> {
+        let (planes, h, w, oh, ow, shape) =
+            self.adaptive_geometry("adaptive_max_pool2d", output_size)?;
+        let dt = self.dtype();
+        if dt == DType::Bool {
+            return Err(crate::cpu::dispatch::not_implemented(
+                "adaptive_max_pool2d",
+                dt,
+            ));
+        }
+        let (vals, idx) = by_dtype!(self, dt, T => {
+            let x = self.contiguous_vec::<T>()?;
+            let (v, i) = per_plane(&x, planes, (h * w) as usize, (oh * ow) as usize, |src, out, idx| {
+                for oy in 0..oh {
+                    let (hs, he) = ((oy * h) / oh, ((oy + 1) * h + oh - 1) / oh);
+                    for ox in 0..ow {
+                        let (ws, we) = ((ox * w) / ow, ((ox + 1) * w + ow - 1) / ow);
+                        let mut best = T::NEG_INFINITY;
+                        let mut bi = hs * w + ws;
+                        'outer: for y in hs..he {
+                            for xx in ws..we {
+                                let i = y * w + xx;
+                                let v = src[i as usize];
+                                if v > best || v.is_nan() {
+                                    best = v;
+                                    bi = i;
+                                    if v.is_nan() {
+                                        break 'outer;
+                                    }
+                                }
+                            }
+                        }
+                        out[(oy * ow + ox) as usize] = best;
+                        idx[(oy * ow + ox) as usize] = bi;
+                    }
+                }
+            });
+            (Tensor::from_vec(v, &shape)?, i)
+        });
+        Ok((vals.to_dtype(dt, false)?, Tensor::from_vec(idx, &shape)?))
+    }
+}
