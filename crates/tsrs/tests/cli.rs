@@ -149,7 +149,15 @@ fn saves_a_program_function_as_a_module() {
 #[test]
 fn bench_prints_one_json_object() {
     let (rc, out, err) = tsrs(&[
-        "bench", "examples/hello.py", "--entry", "main", "--iters", "3", "--warmup", "1", "--json",
+        "bench",
+        "examples/hello.py",
+        "--entry",
+        "main",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
     ]);
     assert_eq!(rc, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
@@ -157,7 +165,14 @@ fn bench_prints_one_json_object() {
         assert!(v.get(k).is_some(), "missing {k} in {out}");
     }
     assert_eq!(v["iters"], 3);
-    let (rc, _, err) = tsrs(&["bench", "examples/hello.py", "--entry", "main", "--iters", "0"]);
+    let (rc, _, err) = tsrs(&[
+        "bench",
+        "examples/hello.py",
+        "--entry",
+        "main",
+        "--iters",
+        "0",
+    ]);
     assert_ne!(rc, 0);
     assert!(err.contains("--iters"), "{err}");
 }
