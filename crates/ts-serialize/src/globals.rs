@@ -54,6 +54,12 @@ pub enum KnownGlobal {
     UnsupportedValue(&'static str),
     /// A TorchScript class, named tuple or enum (`__torch__.foo.Bar`), by qualified name.
     UserType(String),
+    /// `__main__.TensorID` of the legacy `attributes.pkl`: an object whose BUILD state is an
+    /// index into the archive's tensor table.
+    LegacyTensorId,
+    /// `__main__.IntList` of the legacy `attributes.pkl`: an object whose BUILD state is a
+    /// `List[int]`.
+    LegacyIntList,
 }
 
 /// The element type of a `torch.jit._pickle.build_*list` call.
@@ -116,6 +122,8 @@ pub fn classify(global: &GlobalName) -> Option<KnownGlobal> {
         ("torch.jit._pickle", "build_boollist") => K::BuildList(SpecializedList::Bool),
         ("torch.jit._pickle", "build_tensorlist") => K::BuildList(SpecializedList::Tensor),
         ("torch.jit._pickle", "build_tensor_from_id") => K::BuildTensorFromId,
+        ("__main__", "TensorID") => K::LegacyTensorId,
+        ("__main__", "IntList") => K::LegacyIntList,
         ("builtins" | "__builtin__", "set" | "frozenset") => K::UnsupportedValue("sets"),
         ("builtins" | "__builtin__", "slice") => K::UnsupportedValue("slices"),
         ("builtins" | "__builtin__", "bytearray") | ("_codecs", "encode") => {

@@ -17,6 +17,8 @@
 //! * `torch.jit.save` archives: [`ScriptArchive`] validates the container and gives access to
 //!   `code/`, `extra/`, the constants table and `data.pkl` (as a generic tree, or loaded with
 //!   classes from an [`ArchiveTypes`] resolver such as the module importer).
+//! * Legacy (PyTorch 1.0–1.2) archives: `model.json` + `tensors/` + `attributes.pkl` +
+//!   `code/`, loaded by [`legacy_import`] behind the same [`load_script_module`].
 //! * Writing `torch.jit.save` code: [`PythonPrinter`] turns graphs and types into the
 //!   `code/` files and the `constants.pkl` table, byte-identical to PyTorch 2.15's printer.
 //! * The zip container itself: [`Archive`] (reading) and [`ArchiveWriter`] (64-byte aligned
@@ -28,6 +30,7 @@ pub mod archive;
 pub mod archive_writer;
 pub mod error;
 pub mod globals;
+pub mod legacy_import;
 pub mod module_export;
 pub mod module_import;
 pub mod opcodes;

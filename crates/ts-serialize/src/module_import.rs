@@ -11,6 +11,7 @@ use ts_core::types::ClassType;
 use ts_core::{DebugSegment, DictKey, IValue, Object, Source, SourceRange, Type, TypeRef};
 use ts_ir::CompilationUnit;
 
+use crate::archive::Archive;
 use crate::error::{Result, SerializeError};
 use crate::script_archive::{ArchiveTypes, ScriptArchive};
 
@@ -24,14 +25,21 @@ pub struct LoadedModule {
     pub version: u64,
 }
 
-/// Loads the archive at `path`.
+/// Loads the archive at `path` (the modern format, or the legacy `model.json` one).
 pub fn load_script_module(path: &Path) -> Result<LoadedModule> {
-    import(ScriptArchive::open(path)?)
+    load_archive(Archive::open(path)?)
 }
 
 /// Loads an archive held in memory.
 pub fn load_script_module_bytes(bytes: Vec<u8>) -> Result<LoadedModule> {
-    import(ScriptArchive::from_bytes(bytes)?)
+    load_archive(Archive::from_bytes(bytes)?)
+}
+
+fn load_archive(archive: Archive) -> Result<LoadedModule> {
+    if crate::legacy_import::is_legacy(&archive) {
+        return crate::legacy_import::load_legacy(archive);
+    }
+    import(ScriptArchive::from_archive(archive)?)
 }
 
 /// `code/__torch__/a/b.py` defines the members of `__torch__.a.b`.
@@ -65,12 +73,19 @@ pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>>
         };
         files.push((qualifier, source));
     }
+    compile_sources(&files, constants)
+}
+
+/// Compiles archive-mode source files (`(qualifier, source)` pairs) with the constants table
+/// `CONSTANTS.c<N>` refers to, leaving each graph cleaned up as PyTorch stores it.
+pub(crate) fn compile_sources(
+    files: &[(String, Arc<Source>)],
+    constants: Vec<IValue>,
+) -> Result<Arc<CompilationUnit>> {
     let cu = CompilationUnit::new();
-    ts_frontend::compile_archive_code(&cu, &files, constants).map_err(|e| {
-        SerializeError::Code {
-            record: "code/".to_string(),
-            message: format!("the archive's code does not compile: {e}"),
-        }
+    ts_frontend::compile_archive_code(&cu, files, constants).map_err(|e| SerializeError::Code {
+        record: "code/".to_string(),
+        message: format!("the archive's code does not compile: {e}"),
     })?;
     // Stored graphs are what PyTorch keeps after compiling: cleaned up.
     for f in cu.functions() {

@@ -440,6 +440,12 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
         if let KnownGlobal::UserType(name) = known {
             return self.load_user_object(&name, obj);
         }
+        if matches!(
+            known,
+            KnownGlobal::LegacyTensorId | KnownGlobal::LegacyIntList
+        ) {
+            return self.load_legacy_object(g, &known, obj);
+        }
         let args = self.args_of(obj)?;
         let is_newobj = matches!(obj.construction, Construction::NewObj { .. });
         match known {
@@ -459,6 +465,46 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
             return Err(self.invalid(format!("NEWOBJ of {g}, which is not a class")));
         }
         self.apply(g, known, args)
+    }
+
+    /// The marker objects of the legacy `attributes.pkl`: `TensorID` (BUILD with a tensor table
+    /// index) and `IntList` (BUILD with a list of ints), both made by NEWOBJ with no arguments.
+    fn load_legacy_object(
+        &mut self,
+        g: &GlobalName,
+        known: &KnownGlobal,
+        obj: &'t PickleObject,
+    ) -> Result<Loaded> {
+        let no_args = self.args_of(obj)?.is_empty();
+        if !matches!(obj.construction, Construction::NewObj { .. }) || !no_args {
+            return Err(self.invalid(format!("{g} must be built by NEWOBJ with no arguments")));
+        }
+        if !obj.list_items.is_empty() || !obj.dict_items.is_empty() {
+            return Err(self.invalid(format!("APPENDS/SETITEMS applied to a {g} object")));
+        }
+        let Some(state) = &obj.state else {
+            return Err(self.invalid(format!("the {g} object has no state (no BUILD)")));
+        };
+        match known {
+            KnownGlobal::LegacyTensorId => {
+                let PickleValue::Int(id) = state else {
+                    return Err(self.invalid(format!("{g}: the state is not a tensor index")));
+                };
+                match self.hooks.tensor_from_id(*id)? {
+                    Some(t) => Ok(self.tensor(t)),
+                    None => Err(self.unsupported(format!(
+                        "{g} (tensors by id need a tensor table, which this file has none of)"
+                    ))),
+                }
+            }
+            _ => {
+                if !matches!(state, PickleValue::List(_)) {
+                    return Err(self.invalid(format!("{g}: the state is not a list")));
+                }
+                let ty = self.types.list(&self.types.int.clone());
+                self.load_typed(state, Some(&ty))
+            }
+        }
     }
 
     /// The argument tuple of a REDUCE or NEWOBJ.
@@ -621,9 +667,13 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
                     ))),
                 }
             }
-            K::UserType(_) | K::TensorClass | K::Storage(_) | K::Dtype(_) | K::QScheme(_) => {
-                Err(self.invalid(format!("the global {g} cannot be called")))
-            }
+            K::UserType(_)
+            | K::LegacyTensorId
+            | K::LegacyIntList
+            | K::TensorClass
+            | K::Storage(_)
+            | K::Dtype(_)
+            | K::QScheme(_) => Err(self.invalid(format!("the global {g} cannot be called"))),
         }
     }
 
