@@ -1,4 +1,5 @@
-//! Fuzzes the zip container, torch.save loading and torch.jit.save archive loading.
+//! Fuzzes the zip container, torch.save loading and torch.jit.save archive loading (modern and
+//! legacy `model.json` archives, through the whole module importer).
 
 #![no_main]
 
@@ -7,6 +8,7 @@ use ts_serialize::{load_torch_save_bytes, InferredClasses, ScriptArchive};
 
 fuzz_target!(|data: &[u8]| {
     let _ = load_torch_save_bytes(data);
+    let _ = ts_serialize::load_script_module_bytes(data.to_vec());
     if let Ok(mut archive) = ScriptArchive::from_bytes(data.to_vec()) {
         let _ = archive.load_constants();
         let _ = archive.load_data(&mut InferredClasses::default());

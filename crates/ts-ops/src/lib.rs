@@ -10,6 +10,7 @@ pub mod schema_table;
 pub mod stack;
 pub mod strings;
 pub mod tensor_ops;
+pub mod upgraders;
 
 pub use registry::{
     op, registry, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
@@ -24,6 +25,7 @@ pub fn register_builtins(r: &Registry) {
     strings::register(r);
     prim::register(r);
     tensor_ops::register(r);
+    upgraders::register(r);
 }
 
 /// The schemas of every implemented operator (the coverage table of `tsrs ops`).

@@ -17,6 +17,11 @@ fn builtins_are_registered_under_pytorch_schemas() {
     );
     assert!(r.lookup(Symbol::new("aten::add")).len() >= 5);
     for s in ts_ops::implemented_schemas() {
+        // The upgraders (old operator meanings for old archives) are PyTorch TorchScript
+        // functions, not registered schemas; they have a namespace of their own.
+        if s.starts_with("upgraders::") {
+            continue;
+        }
         assert!(
             ts_ops::schema_table::schema_line(&s[..s.find('(').unwrap()]).is_some(),
             "{s} is not a PyTorch schema"

@@ -156,6 +156,7 @@ pub fn load_legacy(mut archive: Archive) -> Result<LoadedModule> {
         .map(|(record, text)| ("__torch__".to_string(), Source::new(text, Some(record), 1)))
         .collect();
     let cu = compile_sources(&files, tensors.clone())?;
+    crate::op_upgrade::upgrade_operators(&cu, version);
     let module = build_module(
         &cu,
         &model.main_module,

@@ -33,6 +33,7 @@ pub mod globals;
 pub mod legacy_import;
 pub mod module_export;
 pub mod module_import;
+pub mod op_upgrade;
 pub mod opcodes;
 pub mod pickle_value;
 pub mod pickler;

@@ -198,6 +198,7 @@ fn tuple_items(v: &IValue) -> Vec<IValue> {
 fn import(mut archive: ScriptArchive) -> Result<LoadedModule> {
     let cu = compile_code(&mut archive)?;
     let version = archive.version();
+    crate::op_upgrade::upgrade_operators(&cu, version);
     let mut types = CompiledTypes { cu: cu.clone() };
     let root = archive.load_pickle("data", &mut types)?;
     let IValue::Object(module) = root else {

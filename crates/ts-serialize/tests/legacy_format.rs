@@ -99,6 +99,10 @@ def forward(self,
   return torch.add(_1, CONSTANTS.c3, alpha=1)
 def attributes(self) -> Tuple[float, Tuple[int, int, int, int], Tensor, List[int]]:
   return (self.float, self.tuple, self.tensor, self.int_list)
+def int_div(self, a: Tensor, b: Tensor) -> Tensor:
+  return torch.div(a, b)
+def filled(self) -> Tensor:
+  return torch.full([2], 3)
 ";
 
 const FC_CODE: &str = "op_version_set = 0
@@ -108,6 +112,7 @@ def forward(self,
 ";
 
 struct Parts {
+    version: &'static str,
     json: String,
     attributes: Vec<u8>,
     tensors: Vec<(String, Vec<u8>)>,
@@ -121,6 +126,7 @@ fn parts() -> Parts {
         .flat_map(|x| x.to_le_bytes())
         .collect();
     Parts {
+        version: "1",
         json: model_json(0),
         attributes: attributes_pkl(&[0.5]),
         tensors: vec![
@@ -134,7 +140,7 @@ fn parts() -> Parts {
 
 fn build(p: &Parts) -> Vec<u8> {
     let mut w = ArchiveWriter::new("legacy").unwrap();
-    w.write_record("version", b"1").unwrap();
+    w.write_record("version", p.version.as_bytes()).unwrap();
     w.write_record("model.json", p.json.as_bytes()).unwrap();
     for (name, bytes) in &p.tensors {
         w.write_record(name, bytes).unwrap();
@@ -207,6 +213,37 @@ fn tensors_naming_one_record_share_its_storage() {
     let out = ts_runtime::call_method(&m.module, "forward", vec![IValue::Tensor(x)]).unwrap();
     let IValue::Tensor(out) = out else { panic!() };
     assert_eq!(values(&out), vec![0.25, -0.25]);
+}
+
+fn ints(v: &[i64]) -> IValue {
+    IValue::Tensor(Tensor::from_vec(v.to_vec(), &[v.len() as i64]).unwrap())
+}
+
+#[test]
+fn old_versions_keep_integer_division_and_float_full() {
+    // File format 1 to 3: torch.div of integer tensors truncated; before 5, torch.full with an
+    // int fill value made a float tensor.
+    let m = load_script_module_bytes(build(&parts())).unwrap();
+    let q =
+        ts_runtime::call_method(&m.module, "int_div", vec![ints(&[-7, 7]), ints(&[2, 2])]).unwrap();
+    let IValue::Tensor(q) = q else { panic!() };
+    assert_eq!(q.dtype(), ts_tensor::DType::Int64);
+    assert_eq!(q.to_vec::<i64>(), vec![-3, 3]);
+    let f = ts_runtime::call_method(&m.module, "filled", vec![]).unwrap();
+    let IValue::Tensor(f) = f else { panic!() };
+    assert_eq!(f.dtype(), ts_tensor::DType::Float32);
+
+    // The same code in a version 5 file has today's meaning.
+    let mut p = parts();
+    p.version = "5";
+    let m = load_script_module_bytes(build(&p)).unwrap();
+    let q =
+        ts_runtime::call_method(&m.module, "int_div", vec![ints(&[-7, 7]), ints(&[2, 2])]).unwrap();
+    let IValue::Tensor(q) = q else { panic!() };
+    assert_eq!(q.to_vec::<f64>(), vec![-3.5, 3.5]);
+    let f = ts_runtime::call_method(&m.module, "filled", vec![]).unwrap();
+    let IValue::Tensor(f) = f else { panic!() };
+    assert_eq!(f.dtype(), ts_tensor::DType::Int64);
 }
 
 fn load_err(p: &Parts) -> String {

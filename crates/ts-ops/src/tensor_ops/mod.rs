@@ -44,6 +44,11 @@ pub fn registration_errors() -> Vec<String> {
     REGISTRATION_ERRORS.lock().clone()
 }
 
+/// Records a registration problem for [`registration_errors`].
+pub(crate) fn note_registration_error(e: String) {
+    note_error(e)
+}
+
 fn note_error(e: String) {
     REGISTRATION_ERRORS.lock().push(e);
 }
