@@ -41,12 +41,14 @@ fn left_aligned(t: &Tensor, mask: &Tensor) -> R<bool> {
             mask.dtype().scalar_type_name()
         )));
     }
-    if mask.dim() != 2 || t.dim() != 3 {
-        return Err(Error::runtime(format!(
-            "Expected a 2-D mask and a 3-D tensor, got mask of size {:?} and tensor of size {:?}",
-            mask.sizes().as_slice(),
-            t.sizes().as_slice()
-        )));
+    if mask.dim() != 2 {
+        return Err(Error::runtime("Padding mask should be 2D"));
+    }
+    if t.dim() != 3 {
+        return Err(Error::runtime("Input should be a 3D tensor, N * L * D"));
+    }
+    if mask.sizes()[..] != t.sizes()[..2] {
+        return Err(Error::runtime("Mask size should match input size"));
     }
     let cols = mask.sizes()[1] as usize;
     let m: Vec<bool> = mask.contiguous()?.to_vec();
