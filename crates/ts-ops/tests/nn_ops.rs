@@ -536,3 +536,85 @@ fn rms_norm_and_left_aligned_masks() {
     .unwrap();
     assert!(matches!(gap[0], IValue::Bool(false)));
 }
+
+#[test]
+fn embedding_bag_and_norms_match_torch() {
+    let c = case(
+        "embedding_bag",
+        &[5, 3],
+        &["\"mode\":\"mean\"", "\"padding_idx\":2"],
+    );
+    let x = inputs(&c);
+    // scripted nn.EmbeddingBag calls the .padding_idx overload with mode 1 (mean).
+    let r = call(
+        "aten::embedding_bag.padding_idx",
+        vec![
+            ot(&x[0]),
+            ot(&x[1]),
+            ot(&x[2]),
+            IValue::Bool(false),
+            IValue::Int(1),
+            IValue::Bool(false),
+            IValue::None,
+            IValue::Bool(false),
+            IValue::Int(2),
+        ],
+    )
+    .unwrap();
+    assert_eq!(r.len(), 4);
+    assert_close(&r[0], &outs(&c)[0]);
+
+    let c = case("batch_norm", &[1, 4, 5, 5], &[]);
+    let x = inputs(&c);
+    let e = call(
+        "aten::batch_norm",
+        vec![
+            ot(&x[0]),
+            IValue::None,
+            IValue::None,
+            ot(&x[3]),
+            ot(&x[4]),
+            IValue::Bool(false),
+            IValue::Double(0.1),
+            IValue::Double(1e-5),
+            IValue::Bool(true),
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(e.message, c["error"].as_str().unwrap());
+
+    let c = case("group_norm", &[2, 4, 3, 2], &["\"num_groups\":2"]);
+    let x = inputs(&c);
+    let r = call(
+        "aten::group_norm",
+        vec![
+            ot(&x[0]),
+            IValue::Int(2),
+            ot(&x[1]),
+            ot(&x[2]),
+            IValue::Double(1e-5),
+            IValue::Bool(true),
+        ],
+    )
+    .unwrap();
+    assert_close(&r[0], &outs(&c)[0]);
+}
+
+#[test]
+fn device_from_string() {
+    let s = |v: &str| IValue::String(std::sync::Arc::new(v.to_string()));
+    let r = call("aten::device", vec![s("cuda:1")]).unwrap();
+    assert!(matches!(
+        r[0],
+        IValue::Device(ts_tensor::Device::Cuda(Some(1)))
+    ));
+    let r = call("aten::device.with_index", vec![s("cpu"), IValue::Int(0)]).unwrap();
+    assert!(matches!(r[0], IValue::Device(ts_tensor::Device::Cpu)));
+    let e = call("aten::device", vec![s("tpu")]).unwrap_err();
+    assert!(
+        e.message
+            .ends_with("device type at start of device string: tpu"),
+        "{}",
+        e.message
+    );
+}
