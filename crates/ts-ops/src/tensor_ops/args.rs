@@ -254,6 +254,12 @@ impl Outputs for (Tensor, Tensor, Tensor) {
     }
 }
 
+impl Outputs for (Tensor, Tensor, Tensor, Tensor) {
+    fn push_to(self, stack: &mut Vec<IValue>) {
+        stack.extend([self.0, self.1, self.2, self.3].map(IValue::Tensor));
+    }
+}
+
 impl Outputs for Vec<Tensor> {
     fn push_to(self, stack: &mut Vec<IValue>) {
         stack.push(IValue::list(

@@ -103,8 +103,27 @@ fn scalar_factory(a: &Args, s: Scalar) -> Result<Tensor, Error> {
     Tensor::scalar_tensor(s, dtype)
 }
 
+/// `torch.device(str)`: `cpu`, `cpu:0`, `cuda`, `cuda:N`, with PyTorch's message otherwise.
+fn parse_device(s: &str) -> Result<ts_tensor::Device, Error> {
+    if s == "cpu:0" {
+        return Ok(ts_tensor::Device::Cpu);
+    }
+    ts_tensor::Device::parse(s).ok_or_else(|| {
+        Error::runtime(format!(
+            "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {s}"
+        ))
+    })
+}
+
 /// Registers the factory operators.
 pub fn register(r: &Registry) {
+    def(r, "aten::device", |a| {
+        parse_device(a.str(0)?).map(IValue::Device)
+    });
+    def(r, "aten::device.with_index", |a| {
+        let index = a.int(1)?;
+        parse_device(&format!("{}:{index}", a.str(0)?)).map(IValue::Device)
+    });
     def_many(
         r,
         &[

@@ -7,11 +7,14 @@
 
 mod args;
 mod arithmetic;
+mod attention;
+mod conv_pool;
 mod creation;
 mod derived;
 mod nn;
 mod queries;
 mod reductions;
+mod rnn;
 mod shapes;
 
 use std::sync::Arc;
@@ -33,6 +36,9 @@ pub fn register(r: &Registry) {
     creation::register(r);
     queries::register(r);
     nn::register(r);
+    conv_pool::register(r);
+    rnn::register(r);
+    attention::register(r);
     derived::register(r);
 }
 

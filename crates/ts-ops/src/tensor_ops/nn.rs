@@ -1,9 +1,9 @@
-//! Neural-network operators built from ts-tensor's primitives: linear, dropout, normalizations,
-//! embedding, losses and small activations.
+//! Neural-network operators: linear, the dropout family, normalizations and embeddings on
+//! ts-tensor's kernels, plus losses and small activations composed from its primitives.
 
 use ts_tensor::{factory, DType, Error, Scalar, Tensor};
 
-use super::{def, def_many};
+use super::{def, def_many, Args};
 use crate::registry::Registry;
 
 type R<T> = Result<T, Error>;
@@ -15,24 +15,6 @@ pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> R<Tenso
     input.linear(weight, bias)
 }
 
-/// Dropout: the identity in evaluation, a scaled Bernoulli mask in training.
-fn dropout(x: &Tensor, p: f64, train: bool) -> R<Tensor> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err(Error::runtime(format!(
-            "dropout probability has to be between 0 and 1, but got {p}"
-        )));
-    }
-    if !train || p == 0.0 {
-        return Ok(x.clone());
-    }
-    if p == 1.0 {
-        return factory::zeros_like(x, None);
-    }
-    let mask = factory::empty_like(x, None)?;
-    mask.bernoulli_(1.0 - p, None)?;
-    x.mul(&mask)?.div_scalar(Scalar::Float(1.0 - p))
-}
-
 /// The shape that broadcasts a per-channel vector over dim 1 of an `ndim`-d input.
 fn channel_shape(ndim: usize, c: i64) -> Vec<i64> {
     let mut s = vec![1; ndim.max(2)];
@@ -40,10 +22,158 @@ fn channel_shape(ndim: usize, c: i64) -> Vec<i64> {
     s
 }
 
-/// `aten::batch_norm`: normalizes over every dim but 1, with running statistics in evaluation
-/// and batch statistics (updating the running ones in place) in training.
+/// The dropout family as ATen's `_dropout_impl`: plain dropout is ts-tensor's kernel; feature
+/// dropout draws one mask value per (sample, channel); alpha dropout keeps SELU's mean and
+/// variance. All are the identity outside training.
+fn dropout_impl(x: &Tensor, p: f64, train: bool, feature: bool, alpha: bool) -> R<Tensor> {
+    if !feature && !alpha {
+        return ts_tensor::dropout(x, p, train, None);
+    }
+    if !(0.0..=1.0).contains(&p) {
+        return Err(Error::runtime(format!(
+            "dropout probability has to be between 0 and 1, but got {p}"
+        )));
+    }
+    if p == 0.0 || !train || x.numel() == 0 {
+        return Ok(x.clone());
+    }
+    if feature && x.dim() < 2 {
+        return Err(Error::runtime(
+            "Feature dropout requires at least 2 dimensions in the input",
+        ));
+    }
+    if p == 1.0 {
+        return x.mul_scalar(Scalar::Int(0));
+    }
+    let shape = if feature {
+        let mut s = vec![1; x.dim()];
+        s[0] = x.sizes()[0];
+        s[1] = x.sizes()[1];
+        s
+    } else {
+        x.sizes().to_vec()
+    };
+    let dt = if x.dtype().is_floating_point() {
+        x.dtype()
+    } else {
+        DType::Float32
+    };
+    let noise = Tensor::zeros(&shape, dt)?;
+    noise.bernoulli_(1.0 - p, None)?;
+    if alpha {
+        const ALPHA: f64 = 1.758_099_340_847_376_6;
+        let a = 1.0 / ((ALPHA * ALPHA * p + 1.0) * (1.0 - p)).sqrt();
+        let b = noise
+            .add_scalar(Scalar::Int(-1), ONE)?
+            .mul_scalar(Scalar::Float(ALPHA * a))?
+            .add_scalar(Scalar::Float(ALPHA * a * p), ONE)?;
+        x.mul(&noise.mul_scalar(Scalar::Float(a))?)?.add(&b, ONE)
+    } else {
+        x.mul(&noise.div_scalar(Scalar::Float(1.0 - p))?)
+    }
+}
+
+/// Checks `normalized_shape` against the input's trailing dims and the affine tensors' shapes,
+/// with ATen's layer-norm messages; returns the reduced dims.
+fn check_normalized_shape(
+    x: &Tensor,
+    shape: &[i64],
+    affine: &[(Option<&Tensor>, &str)],
+) -> R<Vec<i64>> {
+    let sizes = x.sizes();
+    let (nd, k) = (sizes.len(), shape.len());
+    if k == 0 {
+        return Err(Error::runtime(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = []",
+        ));
+    }
+    for (t, name) in affine {
+        if let Some(t) = t {
+            if t.sizes().as_slice() != shape {
+                return Err(Error::runtime(format!(
+                    "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {:?} and normalized_shape = {shape:?}",
+                    t.sizes().as_slice()
+                )));
+            }
+        }
+    }
+    if k > nd || sizes[nd - k..] != *shape {
+        return Err(Error::runtime(format!(
+            "Given normalized_shape={shape:?}, expected input with shape [*, {}], but got input of size{:?}",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            sizes.as_slice()
+        )));
+    }
+    Ok(((nd - k) as i64..nd as i64).collect())
+}
+
+/// The dtype normalization statistics are computed in.
+fn stat_dtype(dt: DType) -> DType {
+    if dt == DType::Float64 {
+        DType::Float64
+    } else {
+        DType::Float32
+    }
+}
+
+/// `rms_norm(input, normalized_shape, weight, eps)`: `x * rsqrt(mean(x^2) + eps) * weight` over
+/// the trailing dims; `eps` defaults to the machine epsilon of the computation dtype.
+fn rms_norm(x: &Tensor, shape: &[i64], weight: Option<&Tensor>, eps: Option<f64>) -> R<Tensor> {
+    let dims = check_normalized_shape(x, shape, &[(weight, "weight")])?;
+    let dt = x.dtype();
+    if !dt.is_floating_point() {
+        return Err(Error::runtime(format!(
+            "rms_norm only supports floating-point inputs, but got {}",
+            dt.scalar_type_name()
+        )));
+    }
+    let ct = stat_dtype(dt);
+    let eps = eps.unwrap_or(if ct == DType::Float64 {
+        f64::EPSILON
+    } else {
+        f32::EPSILON as f64
+    });
+    let xf = x.to_dtype(ct, false)?;
+    let inv = xf
+        .square()?
+        .mean(Some(&dims), true, None)?
+        .add_scalar(Scalar::Float(eps), ONE)?
+        .rsqrt()?;
+    let mut y = xf.mul(&inv)?;
+    if let Some(w) = weight {
+        y = y.mul(&w.to_dtype(ct, false)?)?;
+    }
+    y.to_dtype(dt, false)
+}
+
+/// `native_layer_norm`: the output with the per-row mean and reciprocal standard deviation
+/// (shaped like the input with the normalized dims kept as 1).
+fn native_layer_norm(
+    x: &Tensor,
+    shape: &[i64],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> R<(Tensor, Tensor, Tensor)> {
+    let out = ts_tensor::layer_norm(x, shape, weight, bias, eps)?;
+    let dims = check_normalized_shape(x, shape, &[])?;
+    let xf = x.to_dtype(stat_dtype(x.dtype()), false)?;
+    let mean = xf.mean(Some(&dims), true, None)?;
+    let rstd = xf
+        .var(Some(&dims), Some(0.0), true)?
+        .add_scalar(Scalar::Float(eps), ONE)?
+        .rsqrt()?;
+    Ok((out, mean, rstd))
+}
+
+/// `native_batch_norm`: the output with the batch mean and inverse standard deviation used in
+/// training (empty tensors in evaluation, as ATen returns).
 #[allow(clippy::too_many_arguments)]
-pub fn batch_norm(
+fn native_batch_norm(
     x: &Tensor,
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
@@ -52,141 +182,56 @@ pub fn batch_norm(
     training: bool,
     momentum: f64,
     eps: f64,
-) -> R<Tensor> {
-    if x.dim() < 2 {
-        return Err(Error::runtime(format!(
-            "batch_norm: expected 2D or more input (got {}D input)",
-            x.dim()
-        )));
-    }
-    let c = x.sizes()[1];
-    let shape = channel_shape(x.dim(), c);
-    let dims: Vec<i64> = (0..x.dim() as i64).filter(|&d| d != 1).collect();
-    let (mean, var) = if training {
-        let mean = x.mean(Some(&dims), false, None)?;
-        let var = x.var(Some(&dims), Some(0.0), false)?;
-        let n = (x.numel() as i64 / c.max(1)) as f64;
-        if let (Some(rm), Some(rv)) = (running_mean, running_var) {
-            let unbiased = var.mul_scalar(Scalar::Float(n / (n - 1.0).max(1.0)))?;
-            let new_m = rm
-                .mul_scalar(Scalar::Float(1.0 - momentum))?
-                .add(&mean.mul_scalar(Scalar::Float(momentum))?, ONE)?;
-            let new_v = rv
-                .mul_scalar(Scalar::Float(1.0 - momentum))?
-                .add(&unbiased.mul_scalar(Scalar::Float(momentum))?, ONE)?;
-            rm.copy_(&new_m)?;
-            rv.copy_(&new_v)?;
-        }
-        (mean, var)
+) -> R<(Tensor, Tensor, Tensor)> {
+    let ct = stat_dtype(x.dtype());
+    let (mean, invstd) = if training && x.dim() >= 2 {
+        let dims: Vec<i64> = (0..x.dim() as i64).filter(|&d| d != 1).collect();
+        let xf = x.to_dtype(ct, false)?;
+        let mean = xf.mean(Some(&dims), false, None)?;
+        let invstd = xf
+            .var(Some(&dims), Some(0.0), false)?
+            .add_scalar(Scalar::Float(eps), ONE)?
+            .rsqrt()?;
+        (mean, invstd)
     } else {
-        match (running_mean, running_var) {
-            (Some(m), Some(v)) => (m.clone(), v.clone()),
-            _ => {
-                return Err(Error::runtime(
-                    "running_mean and running_var must be defined in evaluation mode",
-                ))
-            }
-        }
+        (Tensor::zeros(&[0], ct)?, Tensor::zeros(&[0], ct)?)
     };
-    let inv = var.add_scalar(Scalar::Float(eps), ONE)?.rsqrt()?;
-    let mut y = x
-        .sub(&mean.reshape(&shape)?, ONE)?
-        .mul(&inv.reshape(&shape)?)?;
-    if let Some(w) = weight {
-        y = y.mul(&w.reshape(&shape)?)?;
-    }
-    if let Some(b) = bias {
-        y = y.add(&b.reshape(&shape)?, ONE)?;
-    }
-    Ok(y)
+    let out = ts_tensor::batch_norm(
+        x,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )?;
+    Ok((out, mean, invstd))
 }
 
-/// `aten::layer_norm` over the trailing `normalized_shape` dims.
-pub fn layer_norm(
-    x: &Tensor,
-    normalized_shape: &[i64],
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    eps: f64,
-) -> R<Tensor> {
-    let nd = x.dim();
-    let k = normalized_shape.len();
-    let sizes = x.sizes();
-    if k > nd || sizes[nd - k..] != *normalized_shape {
-        return Err(Error::runtime(format!(
-            "Given normalized_shape={normalized_shape:?}, expected input with shape [*, {}], but got input of size{:?}",
-            normalized_shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            sizes.as_slice()
-        )));
-    }
-    let dims: Vec<i64> = ((nd - k) as i64..nd as i64).collect();
-    let mean = x.mean(Some(&dims), true, None)?;
-    let var = x.var(Some(&dims), Some(0.0), true)?;
-    let mut y = x
-        .sub(&mean, ONE)?
-        .mul(&var.add_scalar(Scalar::Float(eps), ONE)?.rsqrt()?)?;
-    if let Some(w) = weight {
-        y = y.mul(w)?;
-    }
-    if let Some(b) = bias {
-        y = y.add(b, ONE)?;
-    }
-    Ok(y)
+/// `embedding_bag` and its underscore forms: `(weight, indices, offsets, scale_grad_by_freq,
+/// mode, sparse, per_sample_weights, include_last_offset)` with a negative `padding_idx` meaning
+/// none.
+fn embedding_bag(a: &Args, padding_idx: Option<i64>) -> R<(Tensor, Tensor, Tensor, Tensor)> {
+    ts_tensor::embedding_bag(
+        a.t(0)?,
+        a.t(1)?,
+        a.ot(2)?,
+        ts_tensor::BagMode::from_code(a.int(4)?)?,
+        a.ot(6)?,
+        a.b(7)?,
+        padding_idx.filter(|&p| p >= 0),
+    )
 }
 
-/// `aten::group_norm`: statistics per (sample, group of channels).
-fn group_norm(
-    x: &Tensor,
-    groups: i64,
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    eps: f64,
-) -> R<Tensor> {
-    let sizes = x.sizes();
-    if sizes.len() < 2 || groups <= 0 || sizes[1] % groups != 0 {
-        return Err(Error::runtime(format!(
-            "Expected number of channels in input to be divisible by num_groups, but got input of shape {:?} and num_groups={groups}",
-            sizes.as_slice()
-        )));
+/// Runs a dropout variant in place: `self` receives the result and is returned.
+fn dropout_in_place(a: &Args, feature: bool, alpha: bool) -> R<Tensor> {
+    let x = a.t(0)?;
+    let y = dropout_impl(x, a.f(1)?, a.b(2)?, feature, alpha)?;
+    if !Tensor::is_same(x, &y) {
+        x.copy_(&y)?;
     }
-    let n = sizes[0];
-    let g = x.reshape(&[n, groups, -1])?;
-    let normed = layer_norm_last(&g, eps)?.reshape(&sizes)?;
-    let shape = channel_shape(sizes.len(), sizes[1]);
-    let mut y = normed;
-    if let Some(w) = weight {
-        y = y.mul(&w.reshape(&shape)?)?;
-    }
-    if let Some(b) = bias {
-        y = y.add(&b.reshape(&shape)?, ONE)?;
-    }
-    Ok(y)
-}
-
-fn layer_norm_last(x: &Tensor, eps: f64) -> R<Tensor> {
-    let mean = x.mean(Some(&[-1]), true, None)?;
-    let var = x.var(Some(&[-1]), Some(0.0), true)?;
-    x.sub(&mean, ONE)?
-        .mul(&var.add_scalar(Scalar::Float(eps), ONE)?.rsqrt()?)
-}
-
-/// `aten::embedding`: rows of `weight` picked by `indices` (any shape).
-fn embedding(weight: &Tensor, indices: &Tensor) -> R<Tensor> {
-    if !indices.dtype().is_integral() || indices.dtype() == DType::Bool {
-        return Err(Error::runtime(format!(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead",
-            indices.dtype().cpp_name()
-        )));
-    }
-    let flat = indices.reshape(&[-1])?;
-    let rows = weight.index_select(0, &flat)?;
-    let mut shape = indices.sizes().to_vec();
-    shape.push(weight.size(1)?);
-    rows.reshape(&shape)
+    Ok(x.clone())
 }
 
 /// Applies a loss reduction code (0 none, 1 mean, 2 sum).
@@ -204,17 +249,33 @@ fn reduce(loss: Tensor, reduction: i64) -> R<Tensor> {
 /// Registers the neural-network operators.
 pub fn register(r: &Registry) {
     def(r, "aten::linear", |a| linear(a.t(0)?, a.t(1)?, a.ot(2)?));
-    def_many(
-        r,
-        &[
-            "aten::dropout",
-            "aten::feature_dropout",
-            "aten::alpha_dropout",
-        ],
-        |a| dropout(a.t(0)?, a.f(1)?, a.b(2)?),
-    );
+    for (name, feature, alpha) in [
+        ("dropout", false, false),
+        ("feature_dropout", true, false),
+        ("alpha_dropout", false, true),
+        ("feature_alpha_dropout", true, true),
+    ] {
+        def(r, &format!("aten::{name}"), move |a| {
+            dropout_impl(a.t(0)?, a.f(1)?, a.b(2)?, feature, alpha)
+        });
+        def(r, &format!("aten::{name}_"), move |a| {
+            dropout_in_place(a, feature, alpha)
+        });
+    }
     def(r, "aten::batch_norm", |a| {
-        batch_norm(
+        ts_tensor::batch_norm(
+            a.t(0)?,
+            a.ot(1)?,
+            a.ot(2)?,
+            a.ot(3)?,
+            a.ot(4)?,
+            a.b(5)?,
+            a.f(6)?,
+            a.f(7)?,
+        )
+    });
+    def(r, "aten::native_batch_norm", |a| {
+        native_batch_norm(
             a.t(0)?,
             a.ot(1)?,
             a.ot(2)?,
@@ -226,27 +287,41 @@ pub fn register(r: &Registry) {
         )
     });
     def(r, "aten::instance_norm", |a| {
-        let x = a.t(0)?;
-        let sizes = x.sizes();
-        let g = x.reshape(&[sizes[0] * sizes[1], -1])?;
-        let y = layer_norm_last(&g, a.f(7)?)?.reshape(&sizes)?;
-        let shape = channel_shape(sizes.len(), sizes[1]);
-        let y = match a.ot(1)? {
-            Some(w) => y.mul(&w.reshape(&shape)?)?,
-            None => y,
-        };
-        match a.ot(2)? {
-            Some(b) => y.add(&b.reshape(&shape)?, ONE),
-            None => Ok(y),
-        }
+        ts_tensor::instance_norm(
+            a.t(0)?,
+            a.ot(1)?,
+            a.ot(2)?,
+            a.ot(3)?,
+            a.ot(4)?,
+            a.b(5)?,
+            a.f(6)?,
+            a.f(7)?,
+        )
     });
     def(r, "aten::layer_norm", |a| {
-        layer_norm(a.t(0)?, &a.ints(1)?, a.ot(2)?, a.ot(3)?, a.f(4)?)
+        ts_tensor::layer_norm(a.t(0)?, &a.ints(1)?, a.ot(2)?, a.ot(3)?, a.f(4)?)
+    });
+    def(r, "aten::native_layer_norm", |a| {
+        native_layer_norm(a.t(0)?, &a.ints(1)?, a.ot(2)?, a.ot(3)?, a.f(4)?)
+    });
+    def(r, "aten::rms_norm", |a| {
+        rms_norm(a.t(0)?, &a.ints(1)?, a.ot(2)?, a.of(3)?)
     });
     def(r, "aten::group_norm", |a| {
-        group_norm(a.t(0)?, a.int(1)?, a.ot(2)?, a.ot(3)?, a.f(4)?)
+        ts_tensor::group_norm(a.t(0)?, a.int(1)?, a.ot(2)?, a.ot(3)?, a.f(4)?)
     });
-    def(r, "aten::embedding", |a| embedding(a.t(0)?, a.t(1)?));
+    def(r, "aten::embedding", |a| {
+        ts_tensor::embedding(a.t(0)?, a.t(1)?)
+    });
+    def(r, "aten::embedding_bag", |a| embedding_bag(a, None));
+    def(r, "aten::embedding_bag.padding_idx", |a| {
+        embedding_bag(a, a.oint(8)?)
+    });
+    def_many(
+        r,
+        &["aten::_embedding_bag", "aten::_embedding_bag_forward_only"],
+        |a| embedding_bag(a, Some(a.int(8)?)),
+    );
     def(r, "aten::prelu", |a| {
         let (x, w) = (a.t(0)?, a.t(1)?);
         let w = if w.numel() > 1 && x.dim() >= 2 {
