@@ -11,6 +11,11 @@ use crate::schema::{AliasInfo, Argument, FunctionSchema};
 use crate::type_parser::{TypeParser, TypeResolver};
 use crate::types::{Type, TypeRef};
 
+/// The largest fixed list size (`int[N]`) accepted. PyTorch's schemas use at most a handful;
+/// the limit keeps a hostile `int[99999999999] x=1` from expanding its default into an
+/// enormous list.
+const MAX_FIXED_LIST_SIZE: usize = 1 << 16;
+
 impl FunctionSchema {
     /// Parses a full schema (`name(args) -> returns`).
     pub fn parse(text: &str) -> Result<FunctionSchema, ParseError> {
@@ -168,7 +173,9 @@ impl SchemaParser<'_, '_, '_> {
             let num = match &self.tp.s.cur().tok {
                 Tok::Number(t) => t
                     .parse::<usize>()
-                    .map_err(|_| self.tp.s.error(format!("invalid list size '{t}'")))?,
+                    .ok()
+                    .filter(|&n| n <= MAX_FIXED_LIST_SIZE)
+                    .ok_or_else(|| self.tp.s.error(format!("invalid list size '{t}'")))?,
                 _ => {
                     return Err(self.tp.s.error(format!(
                         "expected a list size but found {}",
@@ -501,6 +508,9 @@ mod tests {
             "aten::add(Tensor self -> Tensor",
             "aten::add(Tensor self, ..., int x) -> Tensor",
             "aten::f(int[x] a) -> int",
+            // Found by the schema fuzz target: the default would have been a list of 10^17
+            // elements.
+            "aten::f(Tensor[99999999999999999] a=1) -> int",
             "aten::f(Blah a) -> int",
             "(",
             "",

@@ -172,6 +172,16 @@ impl Lexer<'_> {
             .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
             .map(|(i, _)| i)
             .unwrap_or(rest.len());
+        if len == 0 {
+            // A non-ASCII character that cannot start a name (found by the frontend fuzz
+            // target: `·` used to make an empty token forever).
+            let c = rest.chars().next().unwrap_or('?');
+            return self.err(
+                start,
+                start + c.len_utf8(),
+                format!("invalid character '{c}'"),
+            );
+        }
         let w = &rest[..len];
         // String prefixes.
         let lower = w.to_ascii_lowercase();
@@ -480,6 +490,16 @@ mod tests {
             k.join(" "),
             "def foo ( a ) : NL IN if a : NL IN return a NL DE return 1 NL DE EOF"
         );
+    }
+
+    #[test]
+    fn characters_that_cannot_start_a_name_are_errors() {
+        // Found by the frontend fuzz target: `·` made empty word tokens without advancing.
+        let src = Source::new("def f(x):\n    return \u{b7}.sum()\n", None, 1);
+        let e = tokenize(&src).unwrap_err();
+        assert!(e.to_string().contains("invalid character '\u{b7}'"), "{e}");
+        // Non-ASCII letters still make names.
+        assert!(tokenize(&Source::new("\u{e9}t\u{e9} = 1\n", None, 1)).is_ok());
     }
 
     #[test]
