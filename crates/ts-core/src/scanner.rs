@@ -30,9 +30,31 @@ pub struct Scanner<'a> {
     pos: usize,
     cur: Token,
     peeked: Option<Token>,
+    /// How many nested constructs enclose the position (see [`Scanner::enter`]).
+    depth: usize,
 }
 
+/// How deeply types may nest (`List[List[...]]`); deeper text is an error, not a stack overflow.
+pub const MAX_TYPE_NESTING: usize = 100;
+
 impl<'a> Scanner<'a> {
+    /// Enters one nesting level, refusing text nested past [`MAX_TYPE_NESTING`]; pair it with
+    /// [`Scanner::leave`].
+    pub fn enter(&mut self) -> Result<(), ParseError> {
+        if self.depth >= MAX_TYPE_NESTING {
+            return Err(self.error(format!(
+                "types are nested too deeply (more than {MAX_TYPE_NESTING} levels)"
+            )));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves a level entered with [`Scanner::enter`].
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
     /// Starts scanning `text` at byte `pos`.
     pub fn new(text: &'a str, pos: usize) -> Result<Scanner<'a>, ParseError> {
         let mut s = Scanner {
@@ -44,6 +66,7 @@ impl<'a> Scanner<'a> {
                 end: pos,
             },
             peeked: None,
+            depth: 0,
         };
         s.cur = s.lex()?;
         Ok(s)

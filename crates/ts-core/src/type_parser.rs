@@ -161,6 +161,13 @@ impl TypeParser<'_, '_, '_> {
     }
 
     fn parse_primary(&mut self) -> Result<(TypeRef, Option<AliasInfo>), ParseError> {
+        self.s.enter()?;
+        let r = self.parse_primary_inner();
+        self.s.leave();
+        r
+    }
+
+    fn parse_primary_inner(&mut self) -> Result<(TypeRef, Option<AliasInfo>), ParseError> {
         if self.s.is_punct('(') {
             let elems = self.parse_type_list('(', ')')?;
             return Ok((Type::tuple(elems), None));
@@ -588,6 +595,16 @@ pub fn parse_annotation(
 }
 
 fn parse_annotation_inner(
+    s: &mut Scanner<'_>,
+    resolver: Option<TypeResolver<'_>>,
+) -> Result<TypeRef, ParseError> {
+    s.enter()?;
+    let r = parse_annotation_nested(s, resolver);
+    s.leave();
+    r
+}
+
+fn parse_annotation_nested(
     s: &mut Scanner<'_>,
     resolver: Option<TypeResolver<'_>>,
 ) -> Result<TypeRef, ParseError> {

@@ -45,7 +45,13 @@ pub struct Parser {
     src: Arc<Source>,
     toks: Vec<Token>,
     pos: usize,
+    /// How many expressions and blocks enclose the current position.
+    depth: usize,
 }
+
+/// How deeply expressions and blocks may nest (Python's own parser stops near 200 nested
+/// parentheses). Deeper source is an error, not a stack overflow.
+const MAX_NESTING: usize = 200;
 
 impl Parser {
     /// Tokenizes `src`.
@@ -54,6 +60,7 @@ impl Parser {
             src: src.clone(),
             toks: tokenize(src)?,
             pos: 0,
+            depth: 0,
         })
     }
 
@@ -172,6 +179,23 @@ impl Parser {
     // Statements
 
     fn block(&mut self) -> CResult<Vec<Stmt>> {
+        self.nested(Self::block_inner)
+    }
+
+    /// Runs `f` one nesting level deeper, refusing source nested past [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> CResult<T>) -> CResult<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.error_here(format!(
+                "the code is nested too deeply (more than {MAX_NESTING} levels)"
+            )));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn block_inner(&mut self) -> CResult<Vec<Stmt>> {
         self.expect(":")?;
         // A one-line body: `if x: return y`.
         if !self.next_if_tok(&Tok::Newline) {
@@ -727,6 +751,10 @@ impl Parser {
     /// Precedence climbing. Levels: 1 or, 2 and, 3 not, 4 comparisons, 5 |, 6 ^, 7 &,
     /// 8 shifts, 9 + -, 10 * / // % @, 11 unary, 12 **, 13 postfix.
     fn binary(&mut self, min: u8) -> CResult<Expr> {
+        self.nested(|p| p.binary_inner(min))
+    }
+
+    fn binary_inner(&mut self, min: u8) -> CResult<Expr> {
         let start = self.cur().start;
         let mut lhs = if self.is_kw("not") && min <= 3 {
             self.next();
@@ -867,6 +895,10 @@ impl Parser {
     }
 
     fn postfix(&mut self) -> CResult<Expr> {
+        self.nested(Self::postfix_inner)
+    }
+
+    fn postfix_inner(&mut self) -> CResult<Expr> {
         let start = self.cur().start;
         let mut e = self.atom()?;
         loop {

@@ -24,6 +24,7 @@ pub fn parse_ir(text: &str) -> Result<Graph, ParseError> {
         pos: 0,
         g: Graph::new(),
         vars: HashMap::new(),
+        depth: 0,
     };
     p.parse_graph()?;
     Ok(p.g)
@@ -36,6 +37,7 @@ pub fn parse_ir_with_names(text: &str) -> Result<(Graph, HashMap<String, ValueId
         pos: 0,
         g: Graph::new(),
         vars: HashMap::new(),
+        depth: 0,
     };
     p.parse_graph()?;
     Ok((p.g, p.vars))
@@ -46,7 +48,13 @@ struct IrParser<'a> {
     pos: usize,
     g: Graph,
     vars: HashMap<String, ValueId>,
+    /// How many blocks and attribute lists enclose the position.
+    depth: usize,
 }
+
+/// How deeply blocks and attribute lists may nest; deeper text is an error, not a stack
+/// overflow.
+const MAX_NESTING: usize = 200;
 
 impl<'a> IrParser<'a> {
     fn err(&self, msg: impl Into<String>) -> ParseError {
@@ -252,7 +260,27 @@ impl<'a> IrParser<'a> {
     }
 
     /// Statements until `return`, `->` or the end.
+    /// Runs `f` one nesting level deeper, refusing text nested past [`MAX_NESTING`].
+    fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.err(format!(
+                "the graph is nested too deeply (more than {MAX_NESTING} levels)"
+            )));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn parse_stmts(&mut self, b: BlockId) -> Result<(), ParseError> {
+        self.nested(|p| p.parse_stmts_inner(b))
+    }
+
+    fn parse_stmts_inner(&mut self, b: BlockId) -> Result<(), ParseError> {
         loop {
             self.skip_ws();
             let r = self.rest();
@@ -335,6 +363,10 @@ impl<'a> IrParser<'a> {
 
     /// An attribute value; `out_ty` is the first output's type (sizes `<Tensor>` constants).
     fn attr_value(&mut self, out_ty: Option<&TypeRef>) -> Result<AttributeValue, ParseError> {
+        self.nested(|p| p.attr_value_inner(out_ty))
+    }
+
+    fn attr_value_inner(&mut self, out_ty: Option<&TypeRef>) -> Result<AttributeValue, ParseError> {
         self.skip_ws();
         if self.rest().starts_with('[') {
             self.pos += 1;
@@ -395,6 +427,10 @@ impl<'a> IrParser<'a> {
     /// One literal: number, string, None/True/False, tuple, list, dict, tensor, annotate(...),
     /// or a type.
     fn literal(&mut self, out_ty: Option<&TypeRef>) -> Result<AttributeValue, ParseError> {
+        self.nested(|p| p.literal_inner(out_ty))
+    }
+
+    fn literal_inner(&mut self, out_ty: Option<&TypeRef>) -> Result<AttributeValue, ParseError> {
         self.skip_ws();
         let r = self.rest();
         if r.starts_with('"') || r.starts_with('\'') {

@@ -72,3 +72,82 @@ fn bad_arguments_fail_cleanly() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
 }
+
+#[test]
+fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
+    // Found by fuzzing: every parser recursed once per nesting level with no limit.
+    let n = 20_000;
+    let check = |out: std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}");
+        assert!(
+            err.contains("nested too deeply"),
+            "{what}: {}",
+            &err[..err.len().min(300)]
+        );
+        assert!(
+            !err.contains("overflow") && !err.contains("panicked"),
+            "{what}"
+        );
+    };
+    let schema = temp_file(
+        "deep.schema",
+        &format!(
+            "aten::f({}int{} a) -> int\n",
+            "Dict(str, ".repeat(n),
+            ")".repeat(n)
+        ),
+    );
+    check(tsrs(&["schema", schema.to_str().unwrap()]), "schema types");
+    let ir = temp_file(
+        "deep.ir",
+        &format!(
+            "graph(%x : {}int{}):\n  return (%x)\n",
+            "Dict(str, ".repeat(n),
+            ")".repeat(n)
+        ),
+    );
+    check(tsrs(&["ir", ir.to_str().unwrap()]), "IR types");
+    let ir = temp_file(
+        "deep_attr.ir",
+        &format!(
+            "graph():\n  %x : int[] = prim::Constant[value={}1{}]()\n  return (%x)\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        ),
+    );
+    check(tsrs(&["ir", ir.to_str().unwrap()]), "IR attribute lists");
+    for (name, body) in [
+        (
+            "parens",
+            format!("return {}x{}", "(".repeat(n), ")".repeat(n)),
+        ),
+        ("unary", format!("return {}x", "-".repeat(n))),
+        (
+            "annotation",
+            format!(
+                "y: {}int{} = []\n    return x",
+                "List[".repeat(n),
+                "]".repeat(n)
+            ),
+        ),
+    ] {
+        let p = temp_file(
+            &format!("deep_{name}.py"),
+            &format!("def f(x: int):\n    {body}\n"),
+        );
+        check(tsrs(&["graph", p.to_str().unwrap(), "--entry", "f"]), name);
+    }
+    let mut blocks = String::from("def f(x: int):\n");
+    for i in 0..500 {
+        blocks.push_str(&" ".repeat(4 * (i + 1)));
+        blocks.push_str("if x:\n");
+    }
+    blocks.push_str(&" ".repeat(4 * 501));
+    blocks.push_str("return x\n    return x\n");
+    let p = temp_file("deep_blocks.py", &blocks);
+    check(
+        tsrs(&["graph", p.to_str().unwrap(), "--entry", "f"]),
+        "blocks",
+    );
+}
