@@ -38,6 +38,34 @@ pub fn meaningful_name(name: &str) -> bool {
     !name.is_empty() && !name.starts_with("$") && !name.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Gives the inputs of each `prim::fork` subgraph the debug names of the values the fork
+/// captures, as PyTorch's closure lifting copies them (run after SSA, when names are final).
+fn name_fork_inputs(g: &mut Graph) {
+    let sub_attr = Symbol::attr("Subgraph");
+    for n in g.all_nodes() {
+        if g.node(n).kind() != prim::fork {
+            continue;
+        }
+        let Some(sub) = g.node(n).g(sub_attr) else {
+            continue;
+        };
+        let mut sub = (**sub).clone();
+        let names: Vec<Option<String>> = g
+            .node(n)
+            .inputs()
+            .iter()
+            .map(|&v| g.value(v).debug_name().map(str::to_string))
+            .collect();
+        let sub_inputs = sub.inputs().to_vec();
+        for (si, name) in sub_inputs.into_iter().zip(names) {
+            if let Some(name) = name {
+                let _ = sub.set_debug_name(si, &name);
+            }
+        }
+        g.set_attr(n, sub_attr, AttributeValue::Graph(Arc::new(sub)));
+    }
+}
+
 impl<'c> FunctionEmitter<'c> {
     /// Compiles `def` (a method of `class` when given) to a graph and schema.
     pub fn compile(
@@ -65,6 +93,7 @@ impl<'c> FunctionEmitter<'c> {
         crate::convert_to_ssa::convert_to_ssa(&mut g);
         crate::canonicalize::canonicalize_modified_loops(&mut g);
         crate::canonicalize::normalize_ops(&mut g);
+        name_fork_inputs(&mut g);
         Ok((g, schema))
     }
 
