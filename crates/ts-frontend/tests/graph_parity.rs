@@ -1,0 +1,228 @@
+//! Graph tests for what the frontend and the cleanup passes must emit to match PyTorch's
+//! `fn.graph` (each case is a kind of IR-parity mismatch that was fixed).
+
+use ts_core::Source;
+use ts_ir::{FileCheck, Graph};
+
+/// The cleaned-up graph of `entry` in `src`, as `tsrs graph` prints it.
+fn graph(src: &str, entry: &str) -> Graph {
+    let cu = ts_frontend::compile_source(&Source::new(src.to_string(), None, 1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let f = cu.find_function(entry).expect("entry");
+    let mut g = (*f.graph().expect("graph")).clone();
+    ts_passes::run_cleanup_passes(&mut g);
+    ts_ir::verify(&g).unwrap_or_else(|e| panic!("{e}\n{g}"));
+    g
+}
+
+fn check(fc: FileCheck, g: &Graph) {
+    fc.run_graph(g).unwrap_or_else(|e| panic!("{e}\n{g}"));
+}
+
+#[test]
+fn immutable_constants_are_folded() {
+    let g = graph(
+        "def f(a: int):\n    b = 2 & 3\n    c = str(3)\n    return (b, 2 ^ 3, 'x' + c, a + b)\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check_not("aten::__and__")
+            .check_not("aten::__xor__")
+            .check_not("aten::str")
+            .check("aten::add(%a")
+            .check("prim::TupleConstruct"),
+        &g,
+    );
+    let text = g.to_string();
+    assert!(text.contains("value=\"x3\""), "{text}");
+}
+
+#[test]
+fn constant_tuples_become_tuple_constants() {
+    let g = graph("def f():\n    return (1, (2, 3))\n", "f");
+    check(
+        FileCheck::new()
+            .check("(int, (int, int)) = prim::Constant[value=(1, (2, 3))]")
+            .check_not("prim::TupleConstruct"),
+        &g,
+    );
+}
+
+#[test]
+fn ifs_on_constants_are_inlined_and_dead_outputs_dropped() {
+    // PyTorch: `d` is not an output of the If (unused), `3 + d` is folded to 6.
+    let g = graph(
+        "def f(a: int, b: int):\n    d = 3\n    if bool(a > 10):\n        a = 3 + d\n    else:\n        b = 3 + d\n        d = 4\n    c = a + b\n    return c\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("prim::Constant[value=6]")
+            .check("%a : int, %b : int = prim::If")
+            .check_not("aten::add(")
+            .check("aten::add(%a, %b)"),
+        &g,
+    );
+    let g = graph(
+        "def f(x: int):\n    if True:\n        y = x\n    else:\n        y = x + 1\n    return y\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check_not("prim::If")
+            .check_not("aten::add"),
+        &g,
+    );
+}
+
+#[test]
+fn raising_folds_stay() {
+    // A failing operation is not folded (and an assert message is folded into one string).
+    let g = graph(
+        "def f(x: int):\n    assert x > 3, 'need more'\n    return 1 // 0\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("prim::Constant[value=\"AssertionError: need more\"]")
+            .check("aten::floordiv"),
+        &g,
+    );
+}
+
+#[test]
+fn symint_schema_arguments_read_as_int() {
+    let g = graph(
+        "def f(x: Tensor, w: Tensor):\n    return x.view(2, 6), torch.conv1d(x, w)\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("int[] = prim::ListConstruct")
+            .check("aten::view")
+            .check_not("SymInt"),
+        &g,
+    );
+    let text = g.to_string();
+    assert!(!text.contains("SymInt"), "{text}");
+}
+
+#[test]
+fn scalar_subscript_assignment_copies_a_tensor() {
+    let g = graph(
+        "def f(x: Tensor, m: Tensor):\n    x[0:2] = 0\n    x[m] = 1.5\n    return x\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("aten::slice")
+            .check_next("prim::dtype")
+            .check_next("prim::device")
+            .check_next("aten::tensor")
+            .check_next("aten::copy_")
+            .check_next("prim::dtype")
+            .check_next("prim::device")
+            .check_next("aten::tensor")
+            .check_next("prim::ListConstruct")
+            .check_next("aten::index_put_")
+            .check_not("aten::fill_"),
+        &g,
+    );
+}
+
+#[test]
+fn fork_subgraph_inputs_keep_captured_names() {
+    let g = graph(
+        "def foo(x: Tensor):\n    return torch.neg(x)\n\ndef f(x: Tensor):\n    fut = torch.jit.fork(foo, x)\n    return torch.jit.wait(fut)\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("prim::fork_0(%x)")
+            .check("with prim::fork_0 = graph(%x : Tensor)"),
+        &g,
+    );
+}
+
+#[test]
+fn unused_forks_are_dead_code() {
+    let g = graph(
+        "def foo(x: Tensor):\n    return torch.neg(x)\n\ndef f(x: Tensor):\n    a = torch.jit.fork(foo, x)\n    b = torch.jit.fork(foo, x)\n    return torch.jit.wait(a)\n",
+        "f",
+    );
+    check(FileCheck::new().check_count("= prim::fork_", 1, true), &g);
+}
+
+#[test]
+fn tuple_index_keeps_the_written_index() {
+    let g = graph(
+        "def f(a: bool):\n    if a:\n        b = (1, 2)\n    else:\n        b = (0, 2)\n    return b[-2]\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("prim::Constant[value=-2]")
+            .check("prim::TupleIndex"),
+        &g,
+    );
+}
+
+#[test]
+fn simple_tuples_are_lowered() {
+    let g = graph(
+        "def f(a: Tuple[int, int], b: Tuple[int, int]):\n    return (a, b)[1][0], len(a + b)\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("prim::TupleIndex(%b")
+            .check("int[] = prim::ListConstruct")
+            .check("aten::len"),
+        &g,
+    );
+    assert!(!g.to_string().contains(": t[]"), "{g}");
+    assert!(!g.to_string().contains("((int, int), (int, int))"), "{g}");
+}
+
+#[test]
+fn rsub_of_tensors_is_sub() {
+    let g = graph(
+        "def f(x: Tensor, y: Tensor):\n    return torch.rsub(x, y), torch.rsub(x, 2)\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("aten::sub(%y, %x")
+            .check("aten::rsub(%x"),
+        &g,
+    );
+}
+
+#[test]
+fn bools_convert_to_int_for_scalars() {
+    let g = graph("def f(x: Tensor):\n    return x * True\n", "f");
+    check(
+        FileCheck::new()
+            .check("int = prim::Constant[value=1]")
+            .check("aten::mul"),
+        &g,
+    );
+    assert!(!g.to_string().contains("bool = prim::Constant"), "{g}");
+}
+
+#[test]
+fn tuple_slices_index_each_element() {
+    let g = graph(
+        "def f(a: bool):\n    if a:\n        b = (1, 2, 3, 4)\n    else:\n        b = (4, 3, 2, 1)\n    c = b[-4:4]\n    return c[1:-1]\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("prim::TupleIndex(%b")
+            .check_next("prim::TupleIndex(%b")
+            .check_next("prim::TupleConstruct")
+            .check_not("prim::TupleUnpack"),
+        &g,
+    );
+}
