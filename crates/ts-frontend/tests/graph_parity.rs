@@ -226,3 +226,21 @@ fn tuple_slices_index_each_element() {
         &g,
     );
 }
+
+#[test]
+fn adaptive_pool_sizes_are_int_lists() {
+    // torch.nn.functional declares `output_size: BroadcastingList2[int]`.
+    let g = graph(
+        "def f(x: Tensor):\n    F = torch.nn.functional\n    return F.adaptive_avg_pool2d(x, (2, 3)), F.adaptive_max_pool2d(x, (2, 3))\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("int[] = prim::ListConstruct")
+            .check("prim::CallFunction")
+            .check("int[] = prim::ListConstruct")
+            .check("prim::CallFunction"),
+        &g,
+    );
+    assert!(!g.to_string().contains("int?[]"), "{g}");
+}
