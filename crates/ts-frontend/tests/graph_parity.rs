@@ -244,3 +244,46 @@ fn adaptive_pool_sizes_are_int_lists() {
     );
     assert!(!g.to_string().contains("int?[]"), "{g}");
 }
+
+#[test]
+fn deletes_are_kept() {
+    // `aten::Delete` writes its list (PyTorch's schema says `t[](a!)`), so DCE keeps it.
+    let g = graph(
+        "def f(x: List[int]) -> List[int]:\n    del x[0], x[1]\n    return x\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("aten::Delete")
+            .check_next("aten::Delete"),
+        &g,
+    );
+}
+
+#[test]
+fn device_strings_fold_to_device_constants() {
+    let g = graph(
+        "def f(x: Tensor):\n    return torch.zeros([2], device=torch.device('cpu'))\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("Device = prim::Constant[value=\"cpu\"]")
+            .check_not("aten::device"),
+        &g,
+    );
+}
+
+#[test]
+fn refinement_casts_have_no_source_range() {
+    let g = graph(
+        "def f(x: Optional[int]):\n    if x is not None:\n        return x + 1\n    return 0\n",
+        "f",
+    );
+    let text = g.to_string();
+    let cast = text
+        .lines()
+        .find(|l| l.contains("prim::unchecked_cast"))
+        .expect("a cast");
+    assert!(!cast.contains('#'), "{text}");
+}

@@ -616,6 +616,9 @@ impl FunctionEmitter<'_> {
                 continue;
             };
             let c = self.insert1(prim::unchecked_cast, &[v], ty.clone());
+            // PyTorch's `insertUncheckedCast` gives the cast no source range.
+            let n = self.g.value(c).node();
+            self.g.set_source_range(n, None);
             self.set_var(range, name, c, None)?;
         }
         Ok(())
