@@ -287,3 +287,22 @@ fn refinement_casts_have_no_source_range() {
         .expect("a cast");
     assert!(!cast.contains('#'), "{text}");
 }
+
+#[test]
+fn fork_subgraphs_number_values_as_lifted_closures() {
+    // PyTorch: %0 is the (removed) context tuple, %1 the function, the captured values are
+    // unpacked next, then the call.
+    let g = graph(
+        "def foo(x: Tensor, y: Tensor):\n    return x + y\n\ndef f(x: Tensor, y: Tensor):\n    fut = torch.jit.fork(foo, x, y)\n    return torch.jit.wait(fut)\n",
+        "f",
+    );
+    check(
+        FileCheck::new()
+            .check("with prim::fork_0 = graph(%x : Tensor,")
+            .check_next("%y : Tensor):")
+            .check_next("%1 : Function = prim::Constant[name=\"foo\"]()")
+            .check_next("%4 : Tensor = prim::CallFunction(%1, %x, %y)")
+            .check_next("return (%4)"),
+        &g,
+    );
+}

@@ -38,6 +38,48 @@ pub fn meaningful_name(name: &str) -> bool {
     !name.is_empty() && !name.starts_with("$") && !name.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Rebuilds a fork subgraph in the order PyTorch's closure lifting creates its values, so that
+/// unnamed values get PyTorch's numbers: the context tuple (%0, later removed), the body's nodes
+/// in order with the captured values unpacked (numbered) just before their first use, and the
+/// real inputs last (they print with their captured names).
+fn relift_fork_subgraph(sub: &Graph) -> Option<Graph> {
+    let mut out = Graph::new();
+    let ctx = out.add_graph_input(Type::any());
+    let old_inputs = sub.inputs().to_vec();
+    let mut map: std::collections::HashMap<ValueId, ValueId> = std::collections::HashMap::new();
+    let mut unpack: Option<NodeId> = None;
+    for n in sub.block_nodes(sub.block()) {
+        let uses_input = sub.node(n).inputs().iter().any(|v| old_inputs.contains(v));
+        if unpack.is_none() && uses_input {
+            let u = out.insert(prim::TupleUnpack, &[ctx], 0);
+            for &v in &old_inputs {
+                let o = out.add_output(u, sub.value(v).ty().clone());
+                map.insert(v, o);
+            }
+            unpack = Some(u);
+        }
+        out.clone_node_from(sub, n, &mut map).ok()?;
+    }
+    for &o in sub.outputs() {
+        let v = *map.get(&o)?;
+        out.register_output(v);
+    }
+    let real: Vec<ValueId> = old_inputs
+        .iter()
+        .map(|&v| out.add_graph_input(sub.value(v).ty().clone()))
+        .collect();
+    if let Some(u) = unpack {
+        let outs = out.node(u).outputs().to_vec();
+        for (o, r) in outs.into_iter().zip(&real) {
+            out.replace_all_uses_with(o, *r);
+        }
+        out.destroy_node(u).ok()?;
+    }
+    let top = out.block();
+    out.erase_block_input(top, 0).ok()?;
+    Some(out)
+}
+
 /// Gives the inputs of each `prim::fork` subgraph the debug names of the values the fork
 /// captures, as PyTorch's closure lifting copies them (run after SSA, when names are final).
 fn name_fork_inputs(g: &mut Graph) {
@@ -49,7 +91,9 @@ fn name_fork_inputs(g: &mut Graph) {
         let Some(sub) = g.node(n).g(sub_attr) else {
             continue;
         };
-        let mut sub = (**sub).clone();
+        let Some(mut sub) = relift_fork_subgraph(sub) else {
+            continue;
+        };
         let names: Vec<Option<String>> = g
             .node(n)
             .inputs()
