@@ -306,3 +306,20 @@ fn fork_subgraphs_number_values_as_lifted_closures() {
         &g,
     );
 }
+
+#[test]
+fn divmod_and_frexp_of_constants_fold() {
+    let g = graph(
+        "def f(a: int):\n    return divmod(7.5, 2.0), math.frexp(8.0), divmod(-7, 2), divmod(a, 3)\n",
+        "f",
+    );
+    let text = g.to_string();
+    for c in [
+        "(float, float) = prim::Constant[value=(3., 1.5)]",
+        "(float, int) = prim::Constant[value=(0.5, 4)]",
+        "(int, int) = prim::Constant[value=(-4, 1)]",
+        "aten::divmod(%a",
+    ] {
+        assert!(text.contains(c), "{c}\n{text}");
+    }
+}
