@@ -323,3 +323,14 @@ fn divmod_and_frexp_of_constants_fold() {
         assert!(text.contains(c), "{c}\n{text}");
     }
 }
+
+#[test]
+fn trailing_numbers_pack_into_list_arguments_first() {
+    let g = graph("def f(x: Tensor):\n    return x.view(-1)\n", "f");
+    check(
+        FileCheck::new()
+            .check("int[] = prim::ListConstruct")
+            .check_next("aten::view(%x"),
+        &g,
+    );
+}

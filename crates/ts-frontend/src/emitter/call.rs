@@ -230,7 +230,10 @@ pub fn try_match_schema(
         let actual: ValueId = if arg.name == "self" && self_val.is_some() {
             self_val.take().expect("checked")
         } else if !arg.kwarg_only && used_args < args.len() {
-            if allow_conversions && varargs_can_be_list(schema, i) {
+            // Packing trailing numbers into the list argument is not a conversion: PyTorch
+            // prints `x.view(-1)` as `view(x, [-1])` even though `view.dtype(self, int)` would
+            // match the int as it is.
+            if varargs_can_be_list(schema, i) {
                 let first = args[used_args].value;
                 let ft = g.value(first).ty().clone();
                 let formal = unwrap_optional(&arg_ty);
