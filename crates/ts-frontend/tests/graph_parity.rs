@@ -334,3 +334,65 @@ fn trailing_numbers_pack_into_list_arguments_first() {
         &g,
     );
 }
+
+/// The output types of every `prim::If` in `g`, in order.
+fn if_output_types(g: &Graph) -> Vec<Vec<String>> {
+    g.to_string()
+        .lines()
+        .filter_map(|l| l.split_once(" = prim::If("))
+        .map(|(lhs, _)| {
+            lhs.split(", ")
+                .filter_map(|d| d.split_once(" : ").map(|(_, t)| t.trim().to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn merged_exit_ifs_list_the_second_ifs_outputs_first() {
+    // A return in a loop: the loop-condition if merged into the returning if comes first
+    // (PyTorch: `%cond : bool, %did_return : bool, %value : int = prim::If(...)`).
+    let g = graph(
+        "def f(xs: List[str], key: str) -> Optional[int]:\n    for i, x in enumerate(xs):\n        if x == key:\n            return i\n    return None\n",
+        "f",
+    );
+    let types = if_output_types(&g);
+    assert!(
+        types.contains(&vec!["bool".to_string(), "bool".into(), "int".into()]),
+        "{g}"
+    );
+    // break/continue: exit flag and value before the guarded block's own outputs.
+    let g = graph(
+        "def f(n: int) -> List[int]:\n    out: List[int] = []\n    for i in range(n):\n        for j in range(n):\n            if j > i:\n                break\n            if (i + j) % 3 == 0:\n                continue\n            out.append(i * 10 + j)\n    return out\n",
+        "f",
+    );
+    let text = g.to_string();
+    let line = text
+        .lines()
+        .find(|l| l.contains("= prim::If(") && l.matches(": bool").count() == 3)
+        .unwrap_or_else(|| panic!("{text}"));
+    let idx = text.find(line).expect("line");
+    let then_out = text[idx..]
+        .lines()
+        .find(|l| l.trim_start().starts_with("-> ("))
+        .expect("then outputs");
+    // then (break taken): exited = true, exit value = false, block output uninitialized.
+    let consts: Vec<&str> = then_out
+        .trim()
+        .trim_start_matches("-> (")
+        .trim_end_matches(')')
+        .split(", ")
+        .collect();
+    let value_of = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} : ")))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(value_of(consts[0]).contains("value=1"), "{text}");
+    assert!(value_of(consts[1]).contains("value=0"), "{text}");
+    assert!(
+        value_of(consts[2]).contains("prim::Uninitialized"),
+        "{text}"
+    );
+}
