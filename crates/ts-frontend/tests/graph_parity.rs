@@ -396,3 +396,14 @@ fn merged_exit_ifs_list_the_second_ifs_outputs_first() {
         "{text}"
     );
 }
+
+#[test]
+fn tuple_index_has_no_source_range() {
+    let g = graph("def f(t: Tuple[int, Tensor]):\n    return t[1]\n", "f");
+    let text = g.to_string();
+    let line = text
+        .lines()
+        .find(|l| l.contains("prim::TupleIndex"))
+        .expect("an index");
+    assert!(!line.contains('#'), "{text}");
+}

@@ -160,7 +160,7 @@ fn ir_parity_with_pytorch() {
     }
     eprintln!("IR parity: models {models}/{model_total}, programs {programs}/{program_total}");
     assert!(
-        models >= 107,
+        models >= 119,
         "model IR parity fell to {models}/{model_total}"
     );
     assert!(

@@ -157,7 +157,10 @@ impl<'c> FunctionEmitter<'c> {
         for t in out_types {
             self.g.add_output(n, t.clone());
         }
-        self.g.set_source_range(n, self.cur_range.clone());
+        // PyTorch creates these with `graph->create*` + `insertNode`, which sets no range.
+        let ranged = ![prim::TupleIndex, prim::SetAttr, prim::unchecked_cast].contains(&kind);
+        let range = if ranged { self.cur_range.clone() } else { None };
+        self.g.set_source_range(n, range);
         self.g.insert_node(n)
     }
 

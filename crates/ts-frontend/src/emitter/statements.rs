@@ -615,10 +615,8 @@ impl FunctionEmitter<'_> {
             let Sugared::Simple(v) = self.get_var(range, name)? else {
                 continue;
             };
+            // No source range (as PyTorch's `insertUncheckedCast`): see `insert_node`.
             let c = self.insert1(prim::unchecked_cast, &[v], ty.clone());
-            // PyTorch's `insertUncheckedCast` gives the cast no source range.
-            let n = self.g.value(c).node();
-            self.g.set_source_range(n, None);
             self.set_var(range, name, c, None)?;
         }
         Ok(())
