@@ -160,5 +160,22 @@ pub fn normalize_ops(g: &mut Graph) {
         if let Some((_, to)) = ALIASES.iter().find(|(from, _)| *from == k.name()) {
             g.set_kind(n, Symbol::aten(to));
         }
+        normalize_rsub(g, n);
     }
+}
+
+/// `aten::rsub.Tensor(a, b, alpha)` becomes `aten::sub(b, a, alpha)` (PyTorch's
+/// `normalizeRSub`; only the tensor-tensor overload).
+fn normalize_rsub(g: &mut Graph, n: NodeId) {
+    let node = g.node(n);
+    if node.kind() != Symbol::aten("rsub") || node.inputs().len() != 3 {
+        return;
+    }
+    let (a, b) = (node.input(0), node.input(1));
+    if !g.value(a).ty().is_tensor() || !g.value(b).ty().is_tensor() {
+        return;
+    }
+    g.set_kind(n, Symbol::aten("sub"));
+    g.replace_input(n, 0, b);
+    g.replace_input(n, 1, a);
 }

@@ -247,7 +247,11 @@ impl Transformer {
         let marker = g.create(self.kind, &pair.values, 0);
         let er = g.return_node(exit_block);
         g.insert_before(marker, er);
-        self.transform_if(g, new_if)
+        let normal = outs.len();
+        let pair = self.transform_if(g, new_if);
+        // PyTorch's guard `if` lists the exit flag and values before the block's own outputs.
+        rotate_outputs_to_end(g, new_if, normal);
+        pair
     }
 
     fn destroy_after_exit(&mut self, g: &mut Graph, n: NodeId) {
@@ -431,7 +435,27 @@ fn inline_consecutive_if(g: &mut Graph, n: NodeId) -> bool {
         g.replace_all_uses_with(o, new_out);
     }
     let _ = g.destroy_node(next);
+    // The second if's outputs come first (the order PyTorch's merged ifs print in).
+    let moved = g.node(n).outputs().len() - copy.node(next).outputs().len();
+    rotate_outputs_to_end(g, n, moved);
     true
+}
+
+/// Moves the first `m` outputs of `n` (and what each block returns for them) after the others.
+fn rotate_outputs_to_end(g: &mut Graph, n: NodeId, m: usize) {
+    for _ in 0..m {
+        let old = g.node(n).output(0);
+        let t = g.value(old).ty().clone();
+        let new = g.add_output(n, t);
+        g.copy_metadata(new, old);
+        g.replace_all_uses_with(old, new);
+        for b in g.node(n).blocks().to_vec() {
+            let v = g.block_outputs(b)[0];
+            g.erase_block_output(b, 0);
+            g.add_block_output(b, v);
+        }
+        let _ = g.erase_output(n, 0);
+    }
 }
 
 fn inline_consecutive_ifs(g: &mut Graph, b: BlockId) {

@@ -366,6 +366,7 @@ fn gcd(mut a: i64, mut b: i64) -> i64 {
 
 /// Registers the number operators.
 pub fn register(r: &Registry) {
+    register_divmod_frexp(r);
     bin(r, "aten::add", add);
     bin(r, "aten::sub", sub);
     bin(r, "aten::mul", mul);
@@ -546,6 +547,93 @@ pub fn register_prim_minmax(r: &Registry) {
             Num::C(x, y) => Num::F((x * x + y * y).sqrt()),
         })
     });
+}
+
+/// `divmod` (Python's floor semantics, as PyTorch's `aten::divmod.*`), `math.modf` and
+/// `math.frexp` on numbers.
+fn register_divmod_frexp(r: &Registry) {
+    let zero = |what: &str| Error::new(ErrorKind::ZeroDivisionError, what.to_string());
+    let _ = r.register_pt(
+        "aten::divmod.int",
+        op(move |s| {
+            let b = crate::stack::pop_int(s)?;
+            let a = crate::stack::pop_int(s)?;
+            if b == 0 {
+                return Err(zero("integer division or modulo by zero"));
+            }
+            let (mut q, mut m) = (a.wrapping_div(b), a.wrapping_rem(b));
+            if m != 0 && (a < 0) != (b < 0) {
+                q -= 1;
+                m += b;
+            }
+            s.push(IValue::Int(q));
+            s.push(IValue::Int(m));
+            Ok(())
+        }),
+    );
+    for name in [
+        "aten::divmod.float",
+        "aten::divmod.int_float",
+        "aten::divmod.float_int",
+    ] {
+        let _ = r.register_pt(
+            name,
+            op(move |s| {
+                let b = crate::stack::pop_float(s)?;
+                let a = crate::stack::pop_float(s)?;
+                if b == 0.0 {
+                    return Err(zero("float divmod()"));
+                }
+                let mut m = a % b;
+                if m != 0.0 && (a < 0.0) != (b < 0.0) {
+                    m += b;
+                }
+                s.push(IValue::Double((a - m) / b));
+                s.push(IValue::Double(m));
+                Ok(())
+            }),
+        );
+    }
+    let _ = r.register_pt(
+        "aten::modf",
+        op(|s| {
+            let a = crate::stack::pop_float(s)?;
+            let i = a.trunc();
+            s.push(IValue::Double(if a.is_infinite() {
+                0.0f64.copysign(a)
+            } else {
+                a - i
+            }));
+            s.push(IValue::Double(i));
+            Ok(())
+        }),
+    );
+    let _ = r.register_pt(
+        "aten::frexp",
+        op(|s| {
+            let a = crate::stack::pop_float(s)?;
+            let (m, e) = frexp(a);
+            s.push(IValue::Double(m));
+            s.push(IValue::Int(e));
+            Ok(())
+        }),
+    );
+}
+
+/// C's `frexp`: `a = m * 2^e` with `0.5 <= |m| < 1` (`(a, 0)` for 0, infinities and NaN).
+fn frexp(a: f64) -> (f64, i64) {
+    if a == 0.0 || !a.is_finite() {
+        return (a, 0);
+    }
+    let bits = a.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    if exp == 0 {
+        // Subnormal: scale into the normal range first.
+        let (m, e) = frexp(a * 2f64.powi(64));
+        return (m, e - 64);
+    }
+    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, exp - 1022)
 }
 
 #[cfg(test)]

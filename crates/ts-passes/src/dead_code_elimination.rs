@@ -1,7 +1,8 @@
 //! Dead code elimination: removes nodes whose outputs are unused and that have no side effects,
 //! innermost blocks first, repeating until nothing changes.
 
-use ts_ir::{BlockId, Graph};
+use ts_core::prim;
+use ts_ir::{BlockId, Graph, NodeId};
 
 use crate::side_effects::has_side_effects;
 
@@ -21,11 +22,58 @@ pub fn eliminate_dead_code(g: &mut Graph) -> bool {
 fn dce_block(g: &mut Graph, b: BlockId) -> bool {
     let mut changed = false;
     for n in g.block_nodes(b).into_iter().rev() {
+        changed |= remove_dead_if_outputs(g, n);
+        changed |= remove_dead_loop_outputs(g, n);
         for sb in g.node(n).blocks().to_vec() {
             changed |= dce_block(g, sb);
         }
         let unused = g.node(n).outputs().iter().all(|&o| !g.value(o).has_uses());
         if unused && !has_side_effects(g, n) && g.destroy_node(n).is_ok() {
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Drops the unused outputs of a `prim::If` together with what each block returns for them
+/// (PyTorch's `removeDeadBlockOutputs`).
+fn remove_dead_if_outputs(g: &mut Graph, n: NodeId) -> bool {
+    if g.node(n).kind() != prim::If {
+        return false;
+    }
+    let mut changed = false;
+    for i in (0..g.node(n).outputs().len()).rev() {
+        if g.value(g.node(n).output(i)).has_uses() {
+            continue;
+        }
+        if g.erase_output(n, i).is_ok() {
+            for b in g.node(n).blocks().to_vec() {
+                g.erase_block_output(b, i);
+            }
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Drops the loop-carried values of a `prim::Loop` whose output and body input are both unused
+/// (PyTorch's `removeDeadLoopOutputs`).
+fn remove_dead_loop_outputs(g: &mut Graph, n: NodeId) -> bool {
+    if g.node(n).kind() != prim::Loop {
+        return false;
+    }
+    let body = g.node(n).blocks()[0];
+    let mut changed = false;
+    for i in (0..g.node(n).outputs().len()).rev() {
+        let out = g.node(n).output(i);
+        let carried = g.block_inputs(body)[1 + i];
+        if g.value(out).has_uses() || g.value(carried).has_uses() {
+            continue;
+        }
+        if g.erase_output(n, i).is_ok() {
+            g.remove_input(n, 2 + i);
+            let _ = g.erase_block_input(body, 1 + i);
+            g.erase_block_output(body, 1 + i);
             changed = true;
         }
     }

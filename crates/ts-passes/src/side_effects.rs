@@ -4,9 +4,10 @@ use ts_core::{aten, prim, Symbol};
 use ts_ir::{Graph, NodeId};
 
 /// True when running `n` can be observed other than through its outputs: printing, raising,
-/// attribute writes, calls, `with` hooks, forks/waits, warnings, and any operator whose schema
+/// attribute writes, calls, `with` hooks, waits, warnings, and any operator whose schema
 /// writes an argument (`Tensor(a!)`, `t[](a!)`).
 pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
+    // `prim::fork` is not listed: as in PyTorch, a fork whose future is unused is dead code.
     let node = g.node(n);
     let k = node.kind();
     if [
@@ -17,7 +18,6 @@ pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
         prim::CallMethod,
         prim::Enter,
         prim::Exit,
-        prim::fork,
         aten::warn,
         aten::wait,
         prim::Store,
@@ -48,7 +48,12 @@ pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
                     .is_some_and(|ai| ai.is_write || ai.contained.iter().any(|c| c.is_write))
             });
         }
-        // Unknown overloads: in-place naming convention.
+        // Operators without a kernel here: PyTorch's schemas say whether an overload writes
+        // an argument (`aten::Delete(t[](a!) self, ...)`); otherwise the in-place naming rule.
+        let lines = ts_ops::schema_table::overload_lines(&k.to_string());
+        if !lines.is_empty() {
+            return lines.iter().any(|l| l.contains("!)"));
+        }
         return k.name().ends_with('_') && !k.name().starts_with("__");
     }
     // Operators of other namespaces are treated as opaque.

@@ -1518,8 +1518,14 @@ impl FunctionEmitter<'_> {
                     Some(Some(IValue::Int(i))) => norm(i),
                     _ => return self.err(range, "tuple slice indices must be integer constants"),
                 };
-                let elems = tuple_elements(&mut self.g, v);
-                let picked: Vec<ValueId> = elems[s as usize..(e.max(s)) as usize].to_vec();
+                // As PyTorch's `createTupleSlice`: one `TupleIndex` per element, then a tuple
+                // (`LowerSimpleTuples` later reads through constructed tuples).
+                let mut picked = Vec::new();
+                for i in s..e.max(s) {
+                    let idx = self.constant(IValue::Int(i));
+                    let ty = tt.elements[i as usize].clone();
+                    picked.push(self.insert1(prim::TupleIndex, &[v, idx], ty));
+                }
                 return Ok(self.g.insert_tuple(&picked));
             }
             let mut args = vec![NamedValue::pos(v)];
@@ -1549,9 +1555,9 @@ impl FunctionEmitter<'_> {
                             ),
                         );
                     }
+                    // PyTorch keeps the index as written (`b[-2]`), only the type uses `k`.
                     let ty = tt.elements[k as usize].clone();
-                    let ki = self.constant(IValue::Int(k));
-                    return Ok(self.insert1(prim::TupleIndex, &[v, ki], ty));
+                    return Ok(self.insert1(prim::TupleIndex, &[v, idx], ty));
                 }
                 let unified = ts_core::unify_type_list(&tt.elements, false).ok_or_else(|| {
                     CompileError::new(
@@ -1764,6 +1770,31 @@ impl FunctionEmitter<'_> {
         self.emit_subscript_assign_value(b, subs, value, range)
     }
 
+    /// The right side of a tensor subscript assignment as a tensor: a number becomes
+    /// `aten::tensor(v, dtype=prim::dtype(dest), device=prim::device(dest))`, as PyTorch emits.
+    fn scalar_to_tensor_like(
+        &mut self,
+        value: ValueId,
+        dest: ValueId,
+        range: &SourceRange,
+    ) -> CResult<ValueId> {
+        if self.g.value(value).ty().is_tensor() {
+            return Ok(value);
+        }
+        let dtype = self.insert1(prim::dtype, &[dest], Type::int());
+        let device = self.insert1(prim::device, &[dest], Type::device());
+        self.emit_builtin_call(
+            range,
+            Symbol::aten("tensor"),
+            vec![NamedValue::pos(value)],
+            vec![
+                NamedValue::kw("dtype", dtype),
+                NamedValue::kw("device", device),
+            ],
+            None,
+        )
+    }
+
     /// `base[subs] = value` with `base` a value.
     pub fn emit_subscript_assign_value(
         &mut self,
@@ -1787,19 +1818,7 @@ impl FunctionEmitter<'_> {
             });
             if !has_tensor_index {
                 let view = self.emit_multidim_slicing(b, subs, range)?;
-                let vt = self.g.value(value).ty().clone();
-                let val = if vt.is_tensor() {
-                    value
-                } else {
-                    self.emit_builtin_call(
-                        range,
-                        Symbol::aten("fill_"),
-                        vec![NamedValue::pos(view), NamedValue::pos(value)],
-                        vec![],
-                        None,
-                    )?;
-                    return Ok(());
-                };
+                let val = self.scalar_to_tensor_like(value, view, range)?;
                 self.emit_builtin_call(
                     range,
                     Symbol::aten("copy_"),
@@ -1811,23 +1830,8 @@ impl FunctionEmitter<'_> {
             }
             // Advanced indexing assignment: x[idx] = v  →  index_put_(sliced, [indices], v).
             let (sliced, indices) = self.split_tensor_indexing(b, subs, range)?;
+            let val = self.scalar_to_tensor_like(value, sliced, range)?;
             let list = self.g.insert_list(Type::optional(Type::tensor()), &indices);
-            let mut val = value;
-            if !self.g.value(val).ty().is_tensor() {
-                // A number takes the destination's dtype and device.
-                let dtype = self.insert1(prim::dtype, &[sliced], Type::int());
-                let device = self.insert1(prim::device, &[sliced], Type::device());
-                val = self.emit_builtin_call(
-                    range,
-                    Symbol::aten("tensor"),
-                    vec![NamedValue::pos(val)],
-                    vec![
-                        NamedValue::kw("dtype", dtype),
-                        NamedValue::kw("device", device),
-                    ],
-                    None,
-                )?;
-            }
             self.emit_builtin_call(
                 range,
                 Symbol::aten("index_put_"),

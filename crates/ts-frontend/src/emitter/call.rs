@@ -2,6 +2,8 @@
 //! keyword arguments, defaults, varargs packed into lists, type variables, and the implicit
 //! conversions builtins allow (tuple → list, tensor → number, number → `Scalar`, str → device).
 
+use std::sync::Arc;
+
 use ts_core::{prim, FunctionSchema, IValue, Symbol, Type, TypeRef};
 use ts_ir::{Graph, ValueId};
 use ts_ops::matching::{substitute, type_matches, Bindings};
@@ -61,6 +63,33 @@ pub fn tuple_elements(g: &mut Graph, v: ValueId) -> Vec<ValueId> {
         return g.node(n).inputs().to_vec();
     }
     g.insert_tuple_unpack(v)
+}
+
+/// The type TorchScript programs see for a schema type (`Argument::type()` in PyTorch, not
+/// `real_type()`): `SymInt`, `SymFloat` and `SymBool` read as `int`, `float` and `bool`.
+pub fn fake_type(t: &TypeRef) -> TypeRef {
+    match &**t {
+        Type::SymInt => Type::int(),
+        Type::SymFloat => Type::float(),
+        Type::SymBool => Type::bool(),
+        Type::List(e) => {
+            let f = fake_type(e);
+            if Arc::ptr_eq(&f, e) {
+                t.clone()
+            } else {
+                Type::list(f)
+            }
+        }
+        Type::Optional(e) => {
+            let f = fake_type(e);
+            if Arc::ptr_eq(&f, e) {
+                t.clone()
+            } else {
+                Type::optional(f)
+            }
+        }
+        _ => t.clone(),
+    }
 }
 
 /// Inserts `kind(inputs)` with one output of type `ty`.
@@ -145,7 +174,7 @@ pub fn try_convert(
 fn varargs_can_be_list(schema: &FunctionSchema, i: usize) -> bool {
     let arg = &schema.arguments[i];
     let is_last = i + 1 == schema.arguments.len() || schema.arguments[i + 1].kwarg_only;
-    let t = &arg.ty;
+    let t = &fake_type(&arg.ty);
     let is_list = matches!(&**t, Type::List(_));
     let typevar_list = matches!(&**t, Type::List(e) if matches!(**e, Type::Var(_)));
     is_last && is_list && !typevar_list && arg.n.is_none()
@@ -156,7 +185,7 @@ fn is_int_or_float_as_list(g: &Graph, v: ValueId, arg: &ts_core::Argument) -> bo
     if !(matches!(**vt, Type::Int) || matches!(**vt, Type::Float)) {
         return false;
     }
-    let at = unwrap_optional(&arg.ty);
+    let at = unwrap_optional(&fake_type(&arg.ty));
     match &*at {
         Type::List(e) => {
             let e = unwrap_optional(e);
@@ -197,13 +226,17 @@ pub fn try_match_schema(
     let mut used_kw = vec![false; kwargs.len()];
     let mut self_val = self_val;
     for (i, arg) in schema.arguments.iter().enumerate() {
+        let arg_ty = fake_type(&arg.ty);
         let actual: ValueId = if arg.name == "self" && self_val.is_some() {
             self_val.take().expect("checked")
         } else if !arg.kwarg_only && used_args < args.len() {
-            if allow_conversions && varargs_can_be_list(schema, i) {
+            // Packing trailing numbers into the list argument is not a conversion: PyTorch
+            // prints `x.view(-1)` as `view(x, [-1])` even though `view.dtype(self, int)` would
+            // match the int as it is.
+            if varargs_can_be_list(schema, i) {
                 let first = args[used_args].value;
                 let ft = g.value(first).ty().clone();
-                let formal = unwrap_optional(&arg.ty);
+                let formal = unwrap_optional(&arg_ty);
                 if !matches!(*ft, Type::List(_)) && !convertible_to_list(&ft, &formal) {
                     let elem = formal.list_elem().cloned().unwrap_or_else(Type::any);
                     let mut elems = Vec::new();
@@ -241,7 +274,7 @@ pub fn try_match_schema(
             used_kw[k] = true;
             kwargs[k].value
         } else if let Some(d) = &arg.default {
-            default_constant(g, d, &arg.ty)
+            default_constant(g, d, &arg_ty)
         } else {
             failure.push_str(&format!("Argument {} not provided.\n", arg.name));
             return None;
@@ -250,7 +283,7 @@ pub fn try_match_schema(
         if is_int_or_float_as_list(g, v, arg) {
             let n = arg.n.unwrap_or(1);
             // `int?[2]` builds an `int?[]` list; `int[2]` an `int[]` one.
-            let ty = match &*unwrap_optional(&arg.ty) {
+            let ty = match &*unwrap_optional(&arg_ty) {
                 Type::List(e) if e.optional_elem().is_some() => e.clone(),
                 _ => g.value(v).ty().clone(),
             };
@@ -259,22 +292,35 @@ pub fn try_match_schema(
         // Bind type variables, then convert to the concrete type.
         let vt = g.value(v).ty().clone();
         let mut probe = b.clone();
-        if !type_matches(&vt, &arg.ty, &mut probe) && !allow_conversions {
+        // A bool is not a `Scalar` in PyTorch: it only matches through the `aten::Int`
+        // conversion of the second (converting) round.
+        let bool_as_number = vt.is_bool() && matches!(*unwrap_optional(&arg_ty), Type::Number);
+        // A tuple bound to a list of a type variable binds the variable to the unified
+        // element type (PyTorch's `matchTypeVariables` on a tuple actual).
+        if let (Type::Tuple(tt), Type::List(_)) = (&*vt, &*unwrap_optional(&arg_ty)) {
+            if let Some(u) = ts_core::unify_type_list(&tt.elements, false) {
+                let mut bound = probe.clone();
+                if type_matches(&Type::list(u), &unwrap_optional(&arg_ty), &mut bound) {
+                    probe = bound;
+                }
+            }
+        }
+        if (bool_as_number || !type_matches(&vt, &arg_ty, &mut probe)) && !allow_conversions {
             failure.push_str(&format!(
                 "Expected a value of type '{}' for argument '{}' but instead found type '{}'.\n",
-                arg.ty.annotation_str(),
+                arg_ty.annotation_str(),
                 arg.name,
                 vt.annotation_str()
             ));
             return None;
         }
-        let concrete = substitute(&arg.ty, &probe);
+        let concrete = substitute(&arg_ty, &probe);
         let converted = try_convert(g, &concrete, v, allow_conversions);
         let ct = g.value(converted).ty().clone();
-        if !type_matches(&ct, &arg.ty, &mut b) {
+        if !type_matches(&ct, &arg_ty, &mut b) {
             failure.push_str(&format!(
                 "Expected a value of type '{}' for argument '{}' but instead found type '{}'.\n",
-                arg.ty.annotation_str(),
+                arg_ty.annotation_str(),
                 arg.name,
                 vt.annotation_str()
             ));
@@ -313,7 +359,7 @@ pub fn try_match_schema(
     let returns: Vec<TypeRef> = schema
         .returns
         .iter()
-        .map(|r| substitute(&r.ty, &b))
+        .map(|r| substitute(&fake_type(&r.ty), &b))
         .collect();
     if returns.iter().any(|t| t.has_free_variables()) {
         failure.push_str("Return type variables could not be inferred.\n");

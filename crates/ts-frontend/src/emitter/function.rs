@@ -38,6 +38,78 @@ pub fn meaningful_name(name: &str) -> bool {
     !name.is_empty() && !name.starts_with("$") && !name.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Rebuilds a fork subgraph in the order PyTorch's closure lifting creates its values, so that
+/// unnamed values get PyTorch's numbers: the context tuple (%0, later removed), the body's nodes
+/// in order with the captured values unpacked (numbered) just before their first use, and the
+/// real inputs last (they print with their captured names).
+fn relift_fork_subgraph(sub: &Graph) -> Option<Graph> {
+    let mut out = Graph::new();
+    let ctx = out.add_graph_input(Type::any());
+    let old_inputs = sub.inputs().to_vec();
+    let mut map: std::collections::HashMap<ValueId, ValueId> = std::collections::HashMap::new();
+    let mut unpack: Option<NodeId> = None;
+    for n in sub.block_nodes(sub.block()) {
+        let uses_input = sub.node(n).inputs().iter().any(|v| old_inputs.contains(v));
+        if unpack.is_none() && uses_input {
+            let u = out.insert(prim::TupleUnpack, &[ctx], 0);
+            for &v in &old_inputs {
+                let o = out.add_output(u, sub.value(v).ty().clone());
+                map.insert(v, o);
+            }
+            unpack = Some(u);
+        }
+        out.clone_node_from(sub, n, &mut map).ok()?;
+    }
+    for &o in sub.outputs() {
+        let v = *map.get(&o)?;
+        out.register_output(v);
+    }
+    let real: Vec<ValueId> = old_inputs
+        .iter()
+        .map(|&v| out.add_graph_input(sub.value(v).ty().clone()))
+        .collect();
+    if let Some(u) = unpack {
+        let outs = out.node(u).outputs().to_vec();
+        for (o, r) in outs.into_iter().zip(&real) {
+            out.replace_all_uses_with(o, *r);
+        }
+        out.destroy_node(u).ok()?;
+    }
+    let top = out.block();
+    out.erase_block_input(top, 0).ok()?;
+    Some(out)
+}
+
+/// Gives the inputs of each `prim::fork` subgraph the debug names of the values the fork
+/// captures, as PyTorch's closure lifting copies them (run after SSA, when names are final).
+fn name_fork_inputs(g: &mut Graph) {
+    let sub_attr = Symbol::attr("Subgraph");
+    for n in g.all_nodes() {
+        if g.node(n).kind() != prim::fork {
+            continue;
+        }
+        let Some(sub) = g.node(n).g(sub_attr) else {
+            continue;
+        };
+        let Some(mut sub) = relift_fork_subgraph(sub) else {
+            continue;
+        };
+        let names: Vec<Option<String>> = g
+            .node(n)
+            .inputs()
+            .iter()
+            .map(|&v| g.value(v).debug_name().map(str::to_string))
+            .collect();
+        let sub_inputs = sub.inputs().to_vec();
+        for (si, name) in sub_inputs.into_iter().zip(names) {
+            if let Some(name) = name {
+                let _ = sub.set_debug_name(si, &name);
+            }
+        }
+        g.set_attr(n, sub_attr, AttributeValue::Graph(Arc::new(sub)));
+    }
+}
+
 impl<'c> FunctionEmitter<'c> {
     /// Compiles `def` (a method of `class` when given) to a graph and schema.
     pub fn compile(
@@ -65,6 +137,7 @@ impl<'c> FunctionEmitter<'c> {
         crate::convert_to_ssa::convert_to_ssa(&mut g);
         crate::canonicalize::canonicalize_modified_loops(&mut g);
         crate::canonicalize::normalize_ops(&mut g);
+        name_fork_inputs(&mut g);
         Ok((g, schema))
     }
 
@@ -84,7 +157,10 @@ impl<'c> FunctionEmitter<'c> {
         for t in out_types {
             self.g.add_output(n, t.clone());
         }
-        self.g.set_source_range(n, self.cur_range.clone());
+        // PyTorch creates these with `graph->create*` + `insertNode`, which sets no range.
+        let ranged = ![prim::TupleIndex, prim::SetAttr, prim::unchecked_cast].contains(&kind);
+        let range = if ranged { self.cur_range.clone() } else { None };
+        self.g.set_source_range(n, range);
         self.g.insert_node(n)
     }
 

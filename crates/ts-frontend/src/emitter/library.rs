@@ -246,22 +246,15 @@ def _max_pool2d(input: Tensor, kernel_size: BroadcastingList2[int], stride: Opti
 def _adaptive_max_pool1d(input: Tensor, output_size: BroadcastingList1[int], return_indices: bool = False) -> Tensor:
     return torch.adaptive_max_pool1d(input, output_size)[0]
 
-def _adaptive_max_pool2d(input: Tensor, output_size: BroadcastingList2[Optional[int]], return_indices: bool = False) -> Tensor:
+def _adaptive_max_pool2d(input: Tensor, output_size: BroadcastingList2[int], return_indices: bool = False) -> Tensor:
     output_size = _list_with_default(output_size, input.size())
     return torch.adaptive_max_pool2d(input, output_size)[0]
 
-def _list_with_default(out_size: List[Optional[int]], defaults: List[int]) -> List[int]:
-    k = len(out_size)
-    out: List[int] = []
-    for i in range(k):
-        v = out_size[i]
-        if v is None:
-            out.append(defaults[len(defaults) - k + i])
-        else:
-            out.append(v)
-    return out
+def _list_with_default(out_size: List[int], defaults: List[int]) -> List[int]:
+    # PyTorch's `aten::list_with_default`: sizes are ints in TorchScript (no None to fill).
+    return out_size
 
-def adaptive_avg_pool2d(input: Tensor, output_size: BroadcastingList2[Optional[int]]) -> Tensor:
+def adaptive_avg_pool2d(input: Tensor, output_size: BroadcastingList2[int]) -> Tensor:
     _output_size = _list_with_default(output_size, input.size())
     return torch._C._nn.adaptive_avg_pool2d(input, _output_size)
 

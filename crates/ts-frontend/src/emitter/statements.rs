@@ -615,6 +615,7 @@ impl FunctionEmitter<'_> {
             let Sugared::Simple(v) = self.get_var(range, name)? else {
                 continue;
             };
+            // No source range (as PyTorch's `insertUncheckedCast`): see `insert_node`.
             let c = self.insert1(prim::unchecked_cast, &[v], ty.clone());
             self.set_var(range, name, c, None)?;
         }
