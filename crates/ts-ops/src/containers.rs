@@ -93,6 +93,27 @@ pub fn py_cmp(a: &IValue, b: &IValue) -> Result<Ordering, Error> {
             let (p, q) = (x.item()?.to_f64(), y.item()?.to_f64());
             p.partial_cmp(&q).unwrap_or(Ordering::Equal)
         }
+        (IValue::Object(x), IValue::Object(_)) => {
+            // Objects compare with their class's `__lt__`, as PyTorch's sort kernel does.
+            let lt = x.class.find_method("__lt__").ok_or_else(|| {
+                Error::runtime(format!(
+                    "To sort a list of {0} it must define a __lt__ method with two inputs of type {0} that returns a bool",
+                    x.class.name
+                ))
+            })?;
+            let less = |p: &IValue, q: &IValue| -> Result<bool, Error> {
+                let r = ts_core::types::invoke_method(&*lt, vec![p.clone(), q.clone()])?;
+                r.as_bool()
+                    .ok_or_else(|| Error::runtime("__lt__ must return a bool"))
+            };
+            if less(a, b)? {
+                Ordering::Less
+            } else if less(b, a)? {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        }
         _ => match (a.as_scalar(), b.as_scalar()) {
             (Some(x), Some(y)) => match (x, y) {
                 (ts_tensor::Scalar::Float(_), _) | (_, ts_tensor::Scalar::Float(_)) => x
@@ -201,6 +222,15 @@ pub fn register_lists(r: &Registry) {
         let v = items.remove(i);
         drop(items);
         s.push(v);
+        Ok(())
+    });
+    reg_each(r, &["aten::Delete.t"], |s| {
+        let idx = pop_int(s)?;
+        let l = pop_list(s)?;
+        let mut items = l.items.write();
+        let i =
+            norm_index(idx, items.len()).ok_or_else(|| index_error("list index out of range"))?;
+        items.remove(i);
         Ok(())
     });
     reg_each(r, &["aten::insert.t"], |s| {
@@ -335,13 +365,16 @@ pub fn register_lists(r: &Registry) {
             }
         },
     );
-    reg_family(r, "aten::count", has_list_self, |s| {
+    let count = |s: &mut Stack| {
         let v = pop(s)?;
         let l = pop_list(s)?;
         let n = l.items.read().iter().filter(|x| x.py_eq(&v)).count() as i64;
         push(s, n);
         Ok(())
-    });
+    };
+    reg_family(r, "aten::count", has_list_self, count);
+    // Tensors count by value (`[t(4), t(1), t(4)].count(t(4)) == 2`).
+    reg_each(r, &["aten::count.Tensor"], count);
     reg_family(
         r,
         "aten::__contains__",
@@ -605,6 +638,12 @@ pub fn register_dicts(r: &Registry) {
             Ok(())
         },
     );
+    reg_family(r, "aten::Delete", has_dict_self, |s| {
+        let k = pop(s)?;
+        let d = pop_dict(s)?;
+        let removed = d.entries.write().shift_remove(&DictKey(k.clone()));
+        removed.map(|_| ()).ok_or_else(|| key_error(&k))
+    });
     reg_family(r, "aten::popitem", has_dict_self, |s| {
         let d = pop_dict(s)?;
         let (k, v) = d

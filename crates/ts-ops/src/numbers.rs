@@ -535,6 +535,86 @@ fn lgamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
+/// Python's `divmod` on ints (floored quotient, remainder with the divisor's sign).
+fn divmod_int(a: i64, b: i64) -> Result<(i64, i64), Error> {
+    if b == 0 {
+        return Err(Error::new(
+            ErrorKind::ZeroDivisionError,
+            "integer divmod by zero",
+        ));
+    }
+    let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+    Ok(if r != 0 && ((a < 0) != (b < 0)) {
+        (q - 1, r + b)
+    } else {
+        (q, r)
+    })
+}
+
+/// PyTorch's float `divmod`: `rem = fmod(a, b)` moved to the divisor's sign, `(a - rem) / b`.
+fn divmod_float(a: f64, b: f64) -> Result<(f64, f64), Error> {
+    if b == 0.0 {
+        return Err(Error::new(ErrorKind::ZeroDivisionError, "float divmod()"));
+    }
+    let mut rem = a % b;
+    if rem != 0.0 && ((a < 0.0) != (b < 0.0)) {
+        rem += b;
+    }
+    Ok(((a - rem) / b, rem))
+}
+
+/// The number operators with two results: `divmod`, `math.modf`, `math.frexp`.
+pub fn register_pairs(r: &Registry) {
+    for line in overload_lines("aten::divmod") {
+        let _ = r.register(
+            line,
+            op(|s: &mut Stack| {
+                let args = pop_n(s, 2)?;
+                match (&args[0], &args[1]) {
+                    (IValue::Int(a), IValue::Int(b)) => {
+                        let (q, m) = divmod_int(*a, *b)?;
+                        s.push(IValue::Int(q));
+                        s.push(IValue::Int(m));
+                    }
+                    (a, b) => {
+                        let (a, b) = (Num::from_ivalue(a)?.f(), Num::from_ivalue(b)?.f());
+                        let (q, m) = divmod_float(a, b)?;
+                        s.push(IValue::Double(q));
+                        s.push(IValue::Double(m));
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
+    let _ = r.register_pt(
+        "aten::modf",
+        op(|s: &mut Stack| {
+            let a = Num::from_ivalue(&pop_n(s, 1)?[0])?.f();
+            let int = a.trunc();
+            // The fractional part keeps the sign (and is 0 for infinities).
+            let frac = if a.is_infinite() {
+                0f64.copysign(a)
+            } else {
+                a - int
+            };
+            s.push(IValue::Double(frac));
+            s.push(IValue::Double(int));
+            Ok(())
+        }),
+    );
+    let _ = r.register_pt(
+        "aten::frexp",
+        op(|s: &mut Stack| {
+            let a = Num::from_ivalue(&pop_n(s, 1)?[0])?.f();
+            let (m, e) = libm::frexp(a);
+            s.push(IValue::Double(m));
+            s.push(IValue::Int(e as i64));
+            Ok(())
+        }),
+    );
+}
+
 /// `prim::min`/`prim::max` on numbers (the builtins `min(a, b)`/`max(a, b)`).
 pub fn register_prim_minmax(r: &Registry) {
     bin(r, "prim::min", minimum);

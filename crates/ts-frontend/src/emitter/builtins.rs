@@ -72,6 +72,7 @@ fn global_builtin(name: &str) -> Option<Sugared> {
         "tuple" => sp(Special::Tuple),
         "list" => sp(Special::List),
         "dict" => sp(Special::Dict),
+        "slice" => sp(Special::Slice),
         "int" => sp(Special::Int),
         "float" => sp(Special::Float),
         "bool" => sp(Special::Bool),
@@ -1058,6 +1059,26 @@ impl FunctionEmitter<'_> {
         let range = &e.range;
         let simple = |v| Ok(Sugared::Simple(v));
         match s {
+            Special::Slice => {
+                if !kwargs.is_empty() || args.is_empty() || args.len() > 3 {
+                    return self.err(range, "slice expected 1 to 3 positional arguments");
+                }
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(match a.kind {
+                        ExprKind::None => None,
+                        _ => Some(self.emit_expr(a, None)?),
+                    });
+                }
+                // `slice(stop)` or `slice(start, stop[, step])`.
+                let (start, end, step) = match vals.as_slice() {
+                    [stop] => (None, *stop, None),
+                    [a, b] => (*a, *b, None),
+                    [a, b, c] => (*a, *b, *c),
+                    _ => (None, None, None),
+                };
+                Ok(Sugared::Slice { start, end, step })
+            }
             Special::Print => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 if !kw.is_empty() {
@@ -1156,7 +1177,12 @@ impl FunctionEmitter<'_> {
                         .unwrap_or_else(Type::tensor);
                     return simple(self.g.insert_list(elem, &[]));
                 }
-                let v = self.emit_expr(&args[0], None)?;
+                let v = match self.emit_sugared(&args[0], None)? {
+                    Sugared::Simple(v) => v,
+                    // `list(iter)` desugars to `[_elem for _elem in iter]` (PyTorch's
+                    // `emitApplySpecialForm` for `prim::list`).
+                    other => return simple(self.emit_comprehension_of(range, other, false, hint)?),
+                };
                 let t = self.g.value(v).ty().clone();
                 match &*t {
                     Type::Str => simple(self.emit_builtin_call(
@@ -1201,8 +1227,59 @@ impl FunctionEmitter<'_> {
                     };
                     return simple(self.insert1(prim::DictConstruct, &[], Type::dict(k, v)));
                 }
-                let (pos, kw) = self.emit_args(args, kwargs)?;
-                simple(self.emit_builtin_call(range, Symbol::aten("dict"), pos, kw, None)?)
+                if args.len() > 1 {
+                    return self.err(
+                        range,
+                        format!("dict expected at most 1 argument, got {}", args.len()),
+                    );
+                }
+                let Some(first) = args.first() else {
+                    // `dict(a=1, b=2)` is the literal `{"a": 1, "b": 2}`.
+                    let lit = Expr {
+                        kind: ExprKind::Dict(
+                            kwargs
+                                .iter()
+                                .map(|(k, v)| {
+                                    let key = Expr {
+                                        kind: ExprKind::Str(k.name.clone()),
+                                        range: k.range.clone(),
+                                    };
+                                    (key, v.clone())
+                                })
+                                .collect(),
+                        ),
+                        range: range.clone(),
+                    };
+                    return simple(self.emit_expr(&lit, hint)?);
+                };
+                let d = match self.emit_sugared(first, None)? {
+                    Sugared::Simple(v)
+                        if matches!(**self.g.value(v).ty(), Type::Dict(..) | Type::List(_)) =>
+                    {
+                        self.emit_builtin_call(
+                            range,
+                            Symbol::aten("dict"),
+                            vec![NamedValue::pos(v)],
+                            vec![],
+                            None,
+                        )?
+                    }
+                    // Other iterables of pairs: `{k: v for k, v in iter}`.
+                    other => self.emit_comprehension_of(range, other, true, hint)?,
+                };
+                // Keyword arguments are added after the positional contents.
+                for (k, e) in kwargs {
+                    let key = self.constant(IValue::str(k.name.clone()));
+                    let v = self.emit_expr(e, None)?;
+                    self.emit_builtin_call(
+                        range,
+                        Symbol::aten("_set_item"),
+                        vec![NamedValue::pos(d), NamedValue::pos(key), NamedValue::pos(v)],
+                        vec![],
+                        None,
+                    )?;
+                }
+                simple(d)
             }
             Special::Int | Special::Float | Special::Bool | Special::Str | Special::Complex => {
                 let (target, kind, magic) = match s {
@@ -1447,6 +1524,53 @@ impl FunctionEmitter<'_> {
         Ok(Sugared::Simple(self.g.node(n).output(0)))
     }
 
+    /// `[_elem for _elem in it]` (or `{k: v for k, v in it}` when `dict`) over an already
+    /// emitted sugared iterable, bound to a temporary name as PyTorch's emitter does.
+    fn emit_comprehension_of(
+        &mut self,
+        range: &SourceRange,
+        it: Sugared,
+        dict: bool,
+        hint: Option<&TypeRef>,
+    ) -> CResult<ValueId> {
+        let at = range.start;
+        let iter_name = format!("$_iter_{at}");
+        self.set_sugared(range, &iter_name, it)?;
+        let name = |n: String| Expr {
+            kind: ExprKind::Name(n),
+            range: range.clone(),
+        };
+        let iter = Box::new(name(iter_name));
+        let kind = if dict {
+            let (k, v) = (format!("$_key_{at}"), format!("$_value_{at}"));
+            ExprKind::DictComp {
+                key: Box::new(name(k.clone())),
+                value: Box::new(name(v.clone())),
+                target: Box::new(Expr {
+                    kind: ExprKind::Tuple(vec![name(k), name(v)]),
+                    range: range.clone(),
+                }),
+                iter,
+                cond: None,
+            }
+        } else {
+            let elem = format!("$_elem_{at}");
+            ExprKind::ListComp {
+                elt: Box::new(name(elem.clone())),
+                target: Box::new(name(elem)),
+                iter,
+                cond: None,
+            }
+        };
+        self.emit_expr(
+            &Expr {
+                kind,
+                range: range.clone(),
+            },
+            hint,
+        )
+    }
+
     // -----------------------------------------------------------------------------------------
     // Subscripts
 
@@ -1500,26 +1624,24 @@ impl FunctionEmitter<'_> {
         let sub = &subs[0];
         if let ExprKind::Slice { start, end, step } = &sub.kind {
             if let Type::Tuple(tt) = &*t {
-                if step.is_some() {
-                    return self.err(
-                        range,
-                        "Unsupported operation: slicing tuples with a step isn't supported",
-                    );
-                }
                 let n = tt.elements.len() as i64;
-                let norm = |x: i64| if x < 0 { (x + n).max(0) } else { x.min(n) };
-                let s = match start.as_deref().map(super::function::const_expr) {
-                    None => 0,
-                    Some(Some(IValue::Int(i))) => norm(i),
-                    _ => return self.err(range, "tuple slice indices must be integer constants"),
+                let bound = |e: &Option<Box<Expr>>| -> CResult<Option<i64>> {
+                    match e.as_deref().map(super::function::const_expr) {
+                        None | Some(Some(IValue::None)) => Ok(None),
+                        Some(Some(IValue::Int(i))) => Ok(Some(i)),
+                        _ => Err(CompileError::new(
+                            "tuple slice indices must be integer constants",
+                            range,
+                        )),
+                    }
                 };
-                let e = match end.as_deref().map(super::function::const_expr) {
-                    None => n,
-                    Some(Some(IValue::Int(i))) => norm(i),
-                    _ => return self.err(range, "tuple slice indices must be integer constants"),
-                };
+                let step = bound(step)?.unwrap_or(1);
+                if step == 0 {
+                    return self.err(range, "slice step cannot be zero");
+                }
+                let picked_idx = tuple_slice_indices(n, bound(start)?, bound(end)?, step);
                 let elems = tuple_elements(&mut self.g, v);
-                let picked: Vec<ValueId> = elems[s as usize..(e.max(s)) as usize].to_vec();
+                let picked: Vec<ValueId> = picked_idx.into_iter().map(|i| elems[i]).collect();
                 return Ok(self.g.insert_tuple(&picked));
             }
             let mut args = vec![NamedValue::pos(v)];
@@ -1535,7 +1657,12 @@ impl FunctionEmitter<'_> {
             }));
             return self.emit_builtin_call(range, Symbol::aten("slice"), args, vec![], None);
         }
-        let idx = self.emit_expr(sub, None)?;
+        let idx = match self.emit_sugared(sub, None)? {
+            Sugared::Slice { start, end, step } => {
+                return self.emit_slice_object(v, start, end, step, range)
+            }
+            other => self.as_simple(other, &sub.range)?,
+        };
         match &*t {
             Type::Tuple(tt) => {
                 if let Some(i) = self.g.to_ivalue(idx).and_then(|c| c.as_int()) {
@@ -1584,6 +1711,52 @@ impl FunctionEmitter<'_> {
                 format!("'{}' object is not subscriptable", t.annotation_str()),
             ),
         }
+    }
+
+    /// `value[slice(start, stop, step)]` on a list, str or tuple (bounds already emitted).
+    fn emit_slice_object(
+        &mut self,
+        v: ValueId,
+        start: Option<ValueId>,
+        end: Option<ValueId>,
+        step: Option<ValueId>,
+        range: &SourceRange,
+    ) -> CResult<ValueId> {
+        if let Type::Tuple(tt) = &**self.g.value(v).ty() {
+            let n = tt.elements.len() as i64;
+            let bound = |x: Option<ValueId>| -> CResult<Option<i64>> {
+                match x.map(|x| self.g.to_ivalue(x)) {
+                    None | Some(Some(IValue::None)) => Ok(None),
+                    Some(Some(IValue::Int(i))) => Ok(Some(i)),
+                    _ => Err(CompileError::new(
+                        "tuple slice indices must be integer constants",
+                        range,
+                    )),
+                }
+            };
+            let (s, e, st) = (bound(start)?, bound(end)?, bound(step)?.unwrap_or(1));
+            if st == 0 {
+                return self.err(range, "slice step cannot be zero");
+            }
+            let elems = tuple_elements(&mut self.g, v);
+            let picked: Vec<ValueId> = tuple_slice_indices(n, s, e, st)
+                .into_iter()
+                .map(|i| elems[i])
+                .collect();
+            return Ok(self.g.insert_tuple(&picked));
+        }
+        let mut args = vec![NamedValue::pos(v)];
+        for x in [start, end] {
+            args.push(NamedValue::pos(match x {
+                Some(x) => x,
+                None => self.constant(IValue::None),
+            }));
+        }
+        args.push(NamedValue::pos(match step {
+            Some(x) => x,
+            None => self.constant(IValue::Int(1)),
+        }));
+        self.emit_builtin_call(range, Symbol::aten("slice"), args, vec![], None)
     }
 
     /// PyTorch's `emitIntAndSliceIndexing` + `emitIndex` for tensors.
@@ -2256,4 +2429,40 @@ fn unreachable_match() -> CResult<Matched> {
     Err(CompileError::plain(
         "internal error: schema matching fell through",
     ))
+}
+
+/// The element indices of `tuple[start:end:step]` for a tuple of length `n`, with Python's
+/// `PySlice_AdjustIndices` rules (negative steps walk backwards; bounds are clamped).
+pub fn tuple_slice_indices(n: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Vec<usize> {
+    let adjust = |x: i64| {
+        if x < 0 {
+            let x = x + n;
+            if x < 0 {
+                if step < 0 {
+                    -1
+                } else {
+                    0
+                }
+            } else {
+                x
+            }
+        } else if x >= n {
+            if step < 0 {
+                n - 1
+            } else {
+                n
+            }
+        } else {
+            x
+        }
+    };
+    let start = start.map_or(if step < 0 { n - 1 } else { 0 }, adjust);
+    let end = end.map_or(if step < 0 { -1 } else { n }, adjust);
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < end) || (step < 0 && i > end) {
+        out.push(i as usize);
+        i += step;
+    }
+    out
 }
