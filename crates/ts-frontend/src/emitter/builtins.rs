@@ -30,6 +30,15 @@ fn schemas_for(name: &str) -> Vec<Arc<FunctionSchema>> {
         .iter()
         .filter_map(|l| FunctionSchema::parse(l).ok().map(Arc::new))
         .collect();
+    if v.is_empty() {
+        // Custom operators registered at run time (`ops.my_ns.my_op(...)`), as PyTorch's
+        // `getAllOperatorsFor` includes them; not cached, since more may be registered later.
+        return ts_ops::registry()
+            .lookup(Symbol::new(name))
+            .iter()
+            .map(|o| o.schema.clone())
+            .collect();
+    }
     cache.lock().insert(name.to_string(), v.clone());
     v
 }
