@@ -645,6 +645,78 @@ mod tests {
         Ok(s.pop().unwrap())
     }
 
+    /// Runs `name` and returns the whole stack it leaves (for operators with several results).
+    fn call_all(name: &str, args: Vec<IValue>) -> Result<Vec<IValue>, Error> {
+        let o = registry()
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} not registered"));
+        let crate::registry::OperatorKind::Op(f) = &o.kind else {
+            panic!()
+        };
+        let mut s = args;
+        f(&mut s)?;
+        Ok(s)
+    }
+
+    #[test]
+    fn two_result_operators() {
+        let show = |v: Vec<IValue>| {
+            v.iter()
+                .map(|x| x.to_display_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (i, d) = (IValue::Int, IValue::Double);
+        // Python: divmod(7, 3) == (2, 1), divmod(-7, 3) == (-3, 2), divmod(7, -3) == (-3, -2),
+        // divmod(7.5, 2.0) == (3.0, 1.5), divmod(-7.5, 2) == (-4.0, 0.5).
+        assert_eq!(
+            show(call_all("aten::divmod.int", vec![i(7), i(3)]).unwrap()),
+            "2, 1"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.int", vec![i(-7), i(3)]).unwrap()),
+            "-3, 2"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.int", vec![i(7), i(-3)]).unwrap()),
+            "-3, -2"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.float", vec![d(7.5), d(2.0)]).unwrap()),
+            "3., 1.5"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.float_int", vec![d(-7.5), i(2)]).unwrap()),
+            "-4., 0.5"
+        );
+        let e = call_all("aten::divmod.int", vec![i(1), i(0)]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ZeroDivisionError);
+        let e = call_all("aten::divmod.float", vec![d(1.0), d(0.0)]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ZeroDivisionError);
+        // math.modf(2.5) == (0.5, 2.0), math.modf(-1.25) == (-0.25, -1.0);
+        // math.frexp(8.0) == (0.5, 4), math.frexp(0.0) == (0.0, 0), math.frexp(-3.0) == (-0.75, 2).
+        assert_eq!(
+            show(call_all("aten::modf", vec![d(2.5)]).unwrap()),
+            "0.5, 2."
+        );
+        assert_eq!(
+            show(call_all("aten::modf", vec![d(-1.25)]).unwrap()),
+            "-0.25, -1."
+        );
+        assert_eq!(
+            show(call_all("aten::frexp", vec![d(8.0)]).unwrap()),
+            "0.5, 4"
+        );
+        assert_eq!(
+            show(call_all("aten::frexp", vec![d(0.0)]).unwrap()),
+            "0., 0"
+        );
+        assert_eq!(
+            show(call_all("aten::frexp", vec![d(-3.0)]).unwrap()),
+            "-0.75, 2"
+        );
+    }
+
     #[test]
     fn python_semantics() {
         // Expected values from a scripted function in PyTorch 2.15:
