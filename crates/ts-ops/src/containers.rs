@@ -501,22 +501,47 @@ pub fn register_lists(r: &Registry) {
 
 /// Python's stable sort of comparable values.
 pub fn sort_values(items: &mut [IValue], reverse: bool) -> Result<(), Error> {
-    let mut err = None;
-    items.sort_by(|a, b| {
-        let o = py_cmp(a, b).unwrap_or_else(|e| {
-            err.get_or_insert(e);
-            Ordering::Equal
-        });
-        if reverse {
-            o.reverse()
+    // A merge sort of our own: the comparison may run user code (`__lt__`) or see NaNs, so it
+    // need not be a total order, and `slice::sort_by` may panic on such comparators.
+    let before = |a: &IValue, b: &IValue| -> Result<bool, Error> {
+        let o = py_cmp(a, b)?;
+        Ok(if reverse {
+            o == Ordering::Greater
         } else {
-            o
-        }
-    });
-    match err {
-        Some(e) => Err(e),
-        None => Ok(()),
+            o == Ordering::Less
+        })
+    };
+    let mut buf: Vec<IValue> = items.to_vec();
+    merge_sort(&mut buf, &before)?;
+    items.clone_from_slice(&buf);
+    Ok(())
+}
+
+/// Stable top-down merge sort with a fallible "strictly before" test.
+fn merge_sort(
+    v: &mut Vec<IValue>,
+    before: &dyn Fn(&IValue, &IValue) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    if v.len() < 2 {
+        return Ok(());
     }
+    let mut right = v.split_off(v.len() / 2);
+    merge_sort(v, before)?;
+    merge_sort(&mut right, before)?;
+    let left = std::mem::take(v);
+    v.reserve(left.len() + right.len());
+    let (mut l, mut r) = (left.into_iter().peekable(), right.into_iter().peekable());
+    loop {
+        let take_right = match (l.peek(), r.peek()) {
+            (Some(a), Some(b)) => before(b, a)?,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (None, None) => break,
+        };
+        let next = if take_right { r.next() } else { l.next() };
+        v.extend(next);
+    }
+    Ok(())
 }
 
 fn key_error(k: &IValue) -> Error {
@@ -743,4 +768,38 @@ pub fn register_dicts(r: &Registry) {
             Ok(())
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(v: &[IValue]) -> String {
+        IValue::tuple(v.to_vec()).to_display_string()
+    }
+
+    #[test]
+    fn sort_is_stable_and_never_panics() {
+        let t = |a: i64, b: &str| IValue::tuple(vec![IValue::Int(a), IValue::str(b)]);
+        let mut v = vec![t(2, "a"), t(1, "b"), t(2, "c"), t(1, "d")];
+        sort_values(&mut v, false).unwrap();
+        assert_eq!(show(&v), "((1, b), (1, d), (2, a), (2, c))");
+        sort_values(&mut v, true).unwrap();
+        assert_eq!(show(&v), "((2, c), (2, a), (1, d), (1, b))");
+        // NaNs make the comparison inconsistent; sorting still finishes without a panic.
+        let mut v: Vec<IValue> = (0..200)
+            .map(|i| {
+                IValue::Double(if i % 3 == 0 {
+                    f64::NAN
+                } else {
+                    (i * 7 % 13) as f64
+                })
+            })
+            .collect();
+        sort_values(&mut v, false).unwrap();
+        assert_eq!(v.len(), 200);
+        // Values that cannot be compared are an error, not a panic.
+        let mut v = vec![IValue::Int(1), IValue::str("a")];
+        assert!(sort_values(&mut v, false).is_err());
+    }
 }

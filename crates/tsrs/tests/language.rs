@@ -50,6 +50,9 @@ def f():
     return a, b
 "#;
     assert_eq!(show(src, "f"), "([1, 2, 3], [3, 2, 1])");
+    // An inconsistent `__lt__` (always True) still sorts without a panic.
+    let src = "class W(object):\n    def __init__(self, x: int):\n        self.x = x\n\n    def __lt__(self, other: W) -> bool:\n        return True\n\ndef f():\n    li = [W(i) for i in range(50)]\n    li.sort()\n    return len(sorted(li))\n";
+    assert_eq!(show(src, "f"), "50");
     // Without `__lt__` the error says what is missing.
     let src = "class Bar(object):\n    def __init__(self, x: int):\n        self.x = x\n\ndef f():\n    li = [Bar(2), Bar(1)]\n    li.sort()\n    return len(li)\n";
     let e = run(src, "f", vec![]).unwrap_err();
