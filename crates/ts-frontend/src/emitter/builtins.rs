@@ -2471,7 +2471,44 @@ pub fn tuple_slice_indices(n: i64, start: Option<i64>, end: Option<i64>, step: i
     let mut i = start;
     while (step > 0 && i < end) || (step < 0 && i > end) {
         out.push(i as usize);
-        i += step;
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tuple_slice_indices;
+
+    /// Tuple length, start, end, step and the expected indices.
+    type Case = (i64, Option<i64>, Option<i64>, i64, &'static [usize]);
+
+    #[test]
+    fn tuple_slices_follow_python() {
+        // Expected values: `list(range(n))[start:end:step]` in Python.
+        let cases: &[Case] = &[
+            (7, None, None, -1, &[6, 5, 4, 3, 2, 1, 0]),
+            (7, Some(7), Some(5), 2, &[]),
+            (7, Some(5), Some(7), -2, &[]),
+            (7, None, None, -2, &[6, 4, 2, 0]),
+            (7, None, Some(4), -3, &[6]),
+            (7, Some(3), None, -2, &[3, 1]),
+            (7, Some(-3), Some(3), 2, &[]),
+            (7, Some(-100), Some(100), 3, &[0, 3, 6]),
+            (7, Some(100), Some(-100), -4, &[6, 2]),
+            (0, None, None, -1, &[]),
+            (3, Some(1), None, i64::MAX, &[1]),
+            (3, None, None, i64::MIN, &[2]),
+        ];
+        for &(n, s, e, st, want) in cases {
+            assert_eq!(
+                tuple_slice_indices(n, s, e, st),
+                want,
+                "{n} {s:?} {e:?} {st}"
+            );
+        }
+    }
 }
