@@ -329,7 +329,11 @@ pub fn register_lists(r: &Registry) {
         ));
         Ok(())
     });
-    reg_family(r, "aten::remove", has_list_self, |s| {
+    // Tensor lists too (`has_list_self` leaves them out): elements compare by value.
+    let with_tensor_lists = |l: &str| {
+        has_list_self(l) || l.contains("(Tensor[](a!) self") || l.contains("(Tensor[](a) input)")
+    };
+    reg_family(r, "aten::remove", with_tensor_lists, |s| {
         let v = pop(s)?;
         let l = pop_list(s)?;
         let mut items = l.items.write();
@@ -387,7 +391,7 @@ pub fn register_lists(r: &Registry) {
             Ok(())
         },
     );
-    reg_family(r, "aten::sort", has_list_self, |s| {
+    reg_family(r, "aten::sort", with_tensor_lists, |s| {
         let reverse = pop_bool(s)?;
         let l = pop_list(s)?;
         let mut items = l.items.read().clone();
@@ -395,7 +399,7 @@ pub fn register_lists(r: &Registry) {
         *l.items.write() = items;
         Ok(())
     });
-    reg_family(r, "aten::sorted", has_list_self, |s| {
+    reg_family(r, "aten::sorted", with_tensor_lists, |s| {
         let l = pop_list(s)?;
         let mut items = l.items.read().clone();
         sort_values(&mut items, false)?;

@@ -131,6 +131,12 @@ fn list_count_of_tensors_compares_values() {
 }
 
 #[test]
+fn tensor_list_sort_sorted_and_remove() {
+    let src = "def f():\n    a = [torch.tensor(3), torch.tensor(1), torch.tensor(2)]\n    b = sorted(a)\n    a.sort(reverse=True)\n    a.remove(torch.tensor(2))\n    return [int(t) for t in a], [int(t) for t in b]\n";
+    assert_eq!(show(src, "f"), "([3, 1], [1, 2, 3])");
+}
+
+#[test]
 fn del_deletes_each_list_and_dict_target() {
     let src = "def f(x: List[int], d: Dict[str, int]):\n    del x[0], x[1]\n    del d['hi'], d['there']\n    del x[-1]\n    return x, d\n";
     let x = IValue::list(ts_core::Type::int(), (0..4).map(IValue::Int).collect());
