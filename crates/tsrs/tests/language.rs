@@ -244,3 +244,45 @@ fn tuple_slices_with_steps() {
     .unwrap_err();
     assert!(e.contains("slice step cannot be zero"), "{e}");
 }
+
+#[test]
+fn builtin_forms_emit_the_graphs_pytorch_emits() {
+    // Slice objects fill missing bounds with 0 and INT64_MAX.
+    let g = graph(
+        "def f(x: List[int]):\n    return x[slice(None, None, None)]\n",
+        "f",
+    );
+    FileCheck::new()
+        .check("prim::Constant[value=0]")
+        .check("prim::Constant[value=9223372036854775807]")
+        .check("aten::slice")
+        .run(&g)
+        .unwrap();
+    // Tuple slices index each picked element (PyTorch's createTupleSlice).
+    let g = graph("def f(x: Tuple[int, int, int]):\n    return x[::-2]\n", "f");
+    FileCheck::new()
+        .check_count("prim::TupleIndex", 2, true)
+        .check("prim::TupleConstruct")
+        .check_not("prim::TupleUnpack")
+        .run(&g)
+        .unwrap();
+    // dict(k=v) is a comprehension over a list of pairs; dict(d, k=v) copies then sets.
+    let g = graph("def f():\n    return dict(foo=1, bar=2)\n", "f");
+    FileCheck::new()
+        .check("prim::ListConstruct")
+        .check("prim::DictConstruct()")
+        .check("prim::Loop")
+        .check("aten::_set_item")
+        .run(&g)
+        .unwrap();
+    let g = graph(
+        "def f(d: Dict[str, int]):\n    return dict(d, baz=3)\n",
+        "f",
+    );
+    FileCheck::new()
+        .check("aten::dict")
+        .check("aten::_set_item")
+        .check_not("prim::Loop")
+        .run(&g)
+        .unwrap();
+}

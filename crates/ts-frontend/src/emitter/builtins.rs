@@ -1243,9 +1243,10 @@ impl FunctionEmitter<'_> {
                     );
                 }
                 let Some(first) = args.first() else {
-                    // `dict(a=1, b=2)` is the literal `{"a": 1, "b": 2}`.
-                    let lit = Expr {
-                        kind: ExprKind::Dict(
+                    // `dict(a=1, b=2)` is `{k: v for k, v in [("a", 1), ("b", 2)]}`, as PyTorch
+                    // emits it.
+                    let pairs = Expr {
+                        kind: ExprKind::List(
                             kwargs
                                 .iter()
                                 .map(|(k, v)| {
@@ -1253,26 +1254,27 @@ impl FunctionEmitter<'_> {
                                         kind: ExprKind::Str(k.name.clone()),
                                         range: k.range.clone(),
                                     };
-                                    (key, v.clone())
+                                    Expr {
+                                        kind: ExprKind::Tuple(vec![key, v.clone()]),
+                                        range: k.range.clone(),
+                                    }
                                 })
                                 .collect(),
                         ),
                         range: range.clone(),
                     };
-                    return simple(self.emit_expr(&lit, hint)?);
+                    let list = Sugared::Simple(self.emit_expr(&pairs, None)?);
+                    return simple(self.emit_comprehension_of(range, list, true, hint)?);
                 };
                 let d = match self.emit_sugared(first, None)? {
-                    Sugared::Simple(v)
-                        if matches!(**self.g.value(v).ty(), Type::Dict(..) | Type::List(_)) =>
-                    {
-                        self.emit_builtin_call(
+                    Sugared::Simple(v) if matches!(**self.g.value(v).ty(), Type::Dict(..)) => self
+                        .emit_builtin_call(
                             range,
                             Symbol::aten("dict"),
                             vec![NamedValue::pos(v)],
                             vec![],
                             None,
-                        )?
-                    }
+                        )?,
                     // Other iterables of pairs: `{k: v for k, v in iter}`.
                     other => self.emit_comprehension_of(range, other, true, hint)?,
                 };
@@ -1648,10 +1650,8 @@ impl FunctionEmitter<'_> {
                 if step == 0 {
                     return self.err(range, "slice step cannot be zero");
                 }
-                let picked_idx = tuple_slice_indices(n, bound(start)?, bound(end)?, step);
-                let elems = tuple_elements(&mut self.g, v);
-                let picked: Vec<ValueId> = picked_idx.into_iter().map(|i| elems[i]).collect();
-                return Ok(self.g.insert_tuple(&picked));
+                let picked = tuple_slice_indices(n, bound(start)?, bound(end)?, step);
+                return Ok(self.emit_tuple_slice(v, &tt.elements, &picked));
             }
             let mut args = vec![NamedValue::pos(v)];
             for x in [start, end] {
@@ -1722,6 +1722,18 @@ impl FunctionEmitter<'_> {
         }
     }
 
+    /// PyTorch's `createTupleSlice`: a `prim::TupleIndex` per picked element, then a tuple.
+    fn emit_tuple_slice(&mut self, v: ValueId, elements: &[TypeRef], picked: &[usize]) -> ValueId {
+        let items: Vec<ValueId> = picked
+            .iter()
+            .map(|&i| {
+                let k = self.constant(IValue::Int(i as i64));
+                self.insert1(prim::TupleIndex, &[v, k], elements[i].clone())
+            })
+            .collect();
+        self.g.insert_tuple(&items)
+    }
+
     /// `value[slice(start, stop, step)]` on a list, str or tuple (bounds already emitted).
     fn emit_slice_object(
         &mut self,
@@ -1747,24 +1759,24 @@ impl FunctionEmitter<'_> {
             if st == 0 {
                 return self.err(range, "slice step cannot be zero");
             }
-            let elems = tuple_elements(&mut self.g, v);
-            let picked: Vec<ValueId> = tuple_slice_indices(n, s, e, st)
-                .into_iter()
-                .map(|i| elems[i])
-                .collect();
-            return Ok(self.g.insert_tuple(&picked));
+            let elements = tt.elements.clone();
+            let picked = tuple_slice_indices(n, s, e, st);
+            return Ok(self.emit_tuple_slice(v, &elements, &picked));
         }
-        let mut args = vec![NamedValue::pos(v)];
-        for x in [start, end] {
-            args.push(NamedValue::pos(match x {
-                Some(x) => x,
-                None => self.constant(IValue::None),
-            }));
-        }
-        args.push(NamedValue::pos(match step {
+        // A slice object's missing bounds are 0 and INT64_MAX (what PyTorch's graphs show).
+        let start = match start {
+            Some(x) => x,
+            None => self.constant(IValue::Int(0)),
+        };
+        let end = match end {
+            Some(x) => x,
+            None => self.constant(IValue::Int(i64::MAX)),
+        };
+        let step = match step {
             Some(x) => x,
             None => self.constant(IValue::Int(1)),
-        }));
+        };
+        let args = [v, start, end, step].map(NamedValue::pos).to_vec();
         self.emit_builtin_call(range, Symbol::aten("slice"), args, vec![], None)
     }
 
