@@ -1,5 +1,4 @@
 # The spec's LSTM cell, and a 50-step loop of it.
-from typing import Tuple
 
 
 def lstm_cell(x: Tensor, hx: Tensor, cx: Tensor, w_ih: Tensor, w_hh: Tensor,

@@ -94,7 +94,11 @@ def run_torch(fn, args, iters):
 rows = []
 for c in cases:
     iters = c.get("iters", a.iters)
-    path, inp, theirs_fn = prepare(c)
+    try:
+        path, inp, theirs_fn = prepare(c)
+    except Exception as e:  # a case PyTorch itself cannot build: report it, keep going
+        rows.append((c, None, None, f"pytorch: {str(e).splitlines()[0][:100]}"))
+        continue
     ours, theirs, err = [], [], None
     for _ in range(a.rounds):
         o, err = run_tsrs(c, path, inp, iters)

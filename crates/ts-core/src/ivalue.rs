@@ -596,6 +596,9 @@ impl IValue {
             IValue::Int(i) => {
                 let _ = write!(out, "{i}");
             }
+            // PyTorch's IValue printer writes integral doubles through `int64_t`, which drops
+            // the sign of -0.0 (`str(-0.0) == "0."`).
+            IValue::Double(d) if *d == 0.0 => out.push_str("0."),
             IValue::Double(d) => out.push_str(&crate::number_format::format_double(*d)),
             IValue::Complex(c) => {
                 let (re, im) = **c;

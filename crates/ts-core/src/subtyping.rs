@@ -14,9 +14,12 @@ impl Type {
         match (self, other) {
             (_, Any) => true,
             (NoneType, Optional(_)) => true,
-            (Optional(a), Optional(b)) => a.is_subtype_of(b),
-            (_, Optional(b)) => self.is_subtype_of(b),
+            (Optional(a), Optional(b)) => a.is_subtype_of(b) || a.is_subtype_of(other),
+            // A union is a subtype when each member is: `Union[int, str, None]` is an
+            // `Optional[Union[int, str]]` (PyTorch flattens the nested union).
             (Union(ms), _) => ms.iter().all(|m| m.is_subtype_of(other)),
+            (Optional(a), Union(_)) => NoneType.is_subtype_of(other) && a.is_subtype_of(other),
+            (_, Optional(b)) => self.is_subtype_of(b),
             (_, Union(ms)) => ms.iter().any(|m| self.is_subtype_of(m)),
             (Int | SymInt | Float | SymFloat | Complex, Number) => true,
             (Tensor(a), Tensor(b)) => a.refines(b),
@@ -175,6 +178,31 @@ mod tests {
                 true,
             ),
             (Type::sym_int(), Type::int(), true),
+            // `Optional[Union[int, str]]` holds the same values as `Union[int, str, None]`.
+            (
+                Type::union(vec![Type::int(), Type::string(), Type::none()]),
+                Arc::new(Type::Optional(Type::union(vec![
+                    Type::int(),
+                    Type::string(),
+                ]))),
+                true,
+            ),
+            (
+                Arc::new(Type::Optional(Type::union(vec![
+                    Type::int(),
+                    Type::string(),
+                ]))),
+                Type::union(vec![Type::string(), Type::none(), Type::int()]),
+                true,
+            ),
+            (
+                Type::union(vec![Type::int(), Type::float(), Type::none()]),
+                Arc::new(Type::Optional(Type::union(vec![
+                    Type::int(),
+                    Type::string(),
+                ]))),
+                false,
+            ),
         ];
         for (a, b, expect) in cases {
             assert_eq!(a.is_subtype_of(&b), expect, "{a} <: {b}");

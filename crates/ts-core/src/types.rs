@@ -121,6 +121,28 @@ pub trait ClassMethod: Send + Sync {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
+/// Runs a TorchScript method from inside an operator (a class's `__lt__` while sorting a list
+/// of objects, as PyTorch's `sort` kernel does); the runtime installs it.
+pub type MethodInvoker = fn(&dyn ClassMethod, Vec<IValue>) -> Result<IValue, ts_tensor::Error>;
+
+static METHOD_INVOKER: std::sync::OnceLock<MethodInvoker> = std::sync::OnceLock::new();
+
+/// Installs the runtime's [`MethodInvoker`] (the first installation wins).
+pub fn set_method_invoker(f: MethodInvoker) {
+    let _ = METHOD_INVOKER.set(f);
+}
+
+/// Calls method `m` with `args` (`self` first) through the installed runtime.
+pub fn invoke_method(m: &dyn ClassMethod, args: Vec<IValue>) -> Result<IValue, ts_tensor::Error> {
+    match METHOD_INVOKER.get() {
+        Some(f) => f(m, args),
+        None => Err(ts_tensor::Error::runtime(format!(
+            "cannot call method '{}' from an operator: no TorchScript runtime is installed",
+            m.name()
+        ))),
+    }
+}
+
 /// Mutable member tables of a class type.
 #[derive(Default)]
 pub struct ClassMembers {

@@ -312,6 +312,10 @@ impl Transformer {
                 pair = self.transform_if(g, n);
             } else if kind == prim::Loop {
                 pair = self.transform_loop(g, n);
+            } else if kind == prim::With {
+                // The body may exit; the exit block (`__exit__`) always runs.
+                let body = g.node(n).blocks()[0];
+                pair = self.transform_exits(g, body);
             }
             let st = self.status(&pair);
             if st == Status::Will || st == Status::Throws {
@@ -363,13 +367,73 @@ impl Transformer {
 }
 
 /// Removes exits: loop continuations first, then returns; then merges consecutive ifs.
+/// `with` statements are wrapped in `prim::With` blocks meanwhile (as PyTorch does), so that
+/// an exit inside the body skips the rest of the body but not the `prim::Exit`.
 pub fn transform_exits(g: &mut Graph) {
     let top = g.block();
+    enter_exit_to_with_blocks(g, top);
     let mut t = Transformer::new(g, prim::LoopContinuation);
     t.transform_exits(g, top);
     let mut r = Transformer::new(g, prim::ReturnStmt);
     r.transform_exits(g, top);
     inline_consecutive_ifs(g, top);
+    with_blocks_to_enter_exit(g, top);
+}
+
+/// PyTorch's `convertEnterExitNodesToWithBlocks`: the nodes between each `prim::Enter` and its
+/// `prim::Exit` move into the body block of a `prim::With` placed after the Enter, and the Exit
+/// into its second block (innermost pairs first).
+fn enter_exit_to_with_blocks(g: &mut Graph, b: BlockId) {
+    let mut open: Vec<NodeId> = Vec::new();
+    let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
+    for n in g.block_nodes(b) {
+        for sub in g.node(n).blocks().to_vec() {
+            enter_exit_to_with_blocks(g, sub);
+        }
+        let kind = g.node(n).kind();
+        if kind == prim::Enter {
+            open.push(n);
+        } else if kind == prim::Exit {
+            if let Some(enter) = open.pop() {
+                pairs.push((enter, n));
+            }
+        }
+    }
+    for (enter, exit) in pairs {
+        let with = g.create(prim::With, &[], 0);
+        let body = g.add_block(with);
+        let exit_block = g.add_block(with);
+        let mut cur = g.next_node(enter);
+        let body_ret = g.return_node(body);
+        while cur != exit {
+            let next = g.next_node(cur);
+            g.move_before(cur, body_ret);
+            cur = next;
+        }
+        let exit_ret = g.return_node(exit_block);
+        g.move_before(exit, exit_ret);
+        let after_enter = g.next_node(enter);
+        g.insert_before(with, after_enter);
+    }
+}
+
+/// PyTorch's `convertWithBlocksToEnterExitNodes`: inlines the body and exit blocks of every
+/// `prim::With` in place of it.
+fn with_blocks_to_enter_exit(g: &mut Graph, b: BlockId) {
+    for n in g.block_nodes(b) {
+        let blocks = g.node(n).blocks().to_vec();
+        for &sub in &blocks {
+            with_blocks_to_enter_exit(g, sub);
+        }
+        if g.node(n).kind() == prim::With {
+            for sub in blocks {
+                for inner in g.block_nodes(sub) {
+                    g.move_before(inner, n);
+                }
+            }
+            let _ = g.destroy_node(n);
+        }
+    }
 }
 
 fn const_bool(g: &Graph, v: ValueId) -> Option<bool> {

@@ -93,6 +93,27 @@ pub fn py_cmp(a: &IValue, b: &IValue) -> Result<Ordering, Error> {
             let (p, q) = (x.item()?.to_f64(), y.item()?.to_f64());
             p.partial_cmp(&q).unwrap_or(Ordering::Equal)
         }
+        (IValue::Object(x), IValue::Object(_)) => {
+            // Objects compare with their class's `__lt__`, as PyTorch's sort kernel does.
+            let lt = x.class.find_method("__lt__").ok_or_else(|| {
+                Error::runtime(format!(
+                    "To sort a list of {0} it must define a __lt__ method with two inputs of type {0} that returns a bool",
+                    x.class.name
+                ))
+            })?;
+            let less = |p: &IValue, q: &IValue| -> Result<bool, Error> {
+                let r = ts_core::types::invoke_method(&*lt, vec![p.clone(), q.clone()])?;
+                r.as_bool()
+                    .ok_or_else(|| Error::runtime("__lt__ must return a bool"))
+            };
+            if less(a, b)? {
+                Ordering::Less
+            } else if less(b, a)? {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        }
         _ => match (a.as_scalar(), b.as_scalar()) {
             (Some(x), Some(y)) => match (x, y) {
                 (ts_tensor::Scalar::Float(_), _) | (_, ts_tensor::Scalar::Float(_)) => x
@@ -203,6 +224,15 @@ pub fn register_lists(r: &Registry) {
         s.push(v);
         Ok(())
     });
+    reg_each(r, &["aten::Delete.t"], |s| {
+        let idx = pop_int(s)?;
+        let l = pop_list(s)?;
+        let mut items = l.items.write();
+        let i =
+            norm_index(idx, items.len()).ok_or_else(|| index_error("list index out of range"))?;
+        items.remove(i);
+        Ok(())
+    });
     reg_each(r, &["aten::insert.t"], |s| {
         let v = pop(s)?;
         let idx = pop_int(s)?;
@@ -299,7 +329,11 @@ pub fn register_lists(r: &Registry) {
         ));
         Ok(())
     });
-    reg_family(r, "aten::remove", has_list_self, |s| {
+    // Tensor lists too (`has_list_self` leaves them out): elements compare by value.
+    let with_tensor_lists = |l: &str| {
+        has_list_self(l) || l.contains("(Tensor[](a!) self") || l.contains("(Tensor[](a) input)")
+    };
+    reg_family(r, "aten::remove", with_tensor_lists, |s| {
         let v = pop(s)?;
         let l = pop_list(s)?;
         let mut items = l.items.write();
@@ -335,13 +369,16 @@ pub fn register_lists(r: &Registry) {
             }
         },
     );
-    reg_family(r, "aten::count", has_list_self, |s| {
+    let count = |s: &mut Stack| {
         let v = pop(s)?;
         let l = pop_list(s)?;
         let n = l.items.read().iter().filter(|x| x.py_eq(&v)).count() as i64;
         push(s, n);
         Ok(())
-    });
+    };
+    reg_family(r, "aten::count", has_list_self, count);
+    // Tensors count by value (`[t(4), t(1), t(4)].count(t(4)) == 2`).
+    reg_each(r, &["aten::count.Tensor"], count);
     reg_family(
         r,
         "aten::__contains__",
@@ -354,7 +391,7 @@ pub fn register_lists(r: &Registry) {
             Ok(())
         },
     );
-    reg_family(r, "aten::sort", has_list_self, |s| {
+    reg_family(r, "aten::sort", with_tensor_lists, |s| {
         let reverse = pop_bool(s)?;
         let l = pop_list(s)?;
         let mut items = l.items.read().clone();
@@ -362,7 +399,7 @@ pub fn register_lists(r: &Registry) {
         *l.items.write() = items;
         Ok(())
     });
-    reg_family(r, "aten::sorted", has_list_self, |s| {
+    reg_family(r, "aten::sorted", with_tensor_lists, |s| {
         let l = pop_list(s)?;
         let mut items = l.items.read().clone();
         sort_values(&mut items, false)?;
@@ -468,22 +505,47 @@ pub fn register_lists(r: &Registry) {
 
 /// Python's stable sort of comparable values.
 pub fn sort_values(items: &mut [IValue], reverse: bool) -> Result<(), Error> {
-    let mut err = None;
-    items.sort_by(|a, b| {
-        let o = py_cmp(a, b).unwrap_or_else(|e| {
-            err.get_or_insert(e);
-            Ordering::Equal
-        });
-        if reverse {
-            o.reverse()
+    // A merge sort of our own: the comparison may run user code (`__lt__`) or see NaNs, so it
+    // need not be a total order, and `slice::sort_by` may panic on such comparators.
+    let before = |a: &IValue, b: &IValue| -> Result<bool, Error> {
+        let o = py_cmp(a, b)?;
+        Ok(if reverse {
+            o == Ordering::Greater
         } else {
-            o
-        }
-    });
-    match err {
-        Some(e) => Err(e),
-        None => Ok(()),
+            o == Ordering::Less
+        })
+    };
+    let mut buf: Vec<IValue> = items.to_vec();
+    merge_sort(&mut buf, &before)?;
+    items.clone_from_slice(&buf);
+    Ok(())
+}
+
+/// Stable top-down merge sort with a fallible "strictly before" test.
+fn merge_sort(
+    v: &mut Vec<IValue>,
+    before: &dyn Fn(&IValue, &IValue) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    if v.len() < 2 {
+        return Ok(());
     }
+    let mut right = v.split_off(v.len() / 2);
+    merge_sort(v, before)?;
+    merge_sort(&mut right, before)?;
+    let left = std::mem::take(v);
+    v.reserve(left.len() + right.len());
+    let (mut l, mut r) = (left.into_iter().peekable(), right.into_iter().peekable());
+    loop {
+        let take_right = match (l.peek(), r.peek()) {
+            (Some(a), Some(b)) => before(b, a)?,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (None, None) => break,
+        };
+        let next = if take_right { r.next() } else { l.next() };
+        v.extend(next);
+    }
+    Ok(())
 }
 
 fn key_error(k: &IValue) -> Error {
@@ -605,6 +667,12 @@ pub fn register_dicts(r: &Registry) {
             Ok(())
         },
     );
+    reg_family(r, "aten::Delete", has_dict_self, |s| {
+        let k = pop(s)?;
+        let d = pop_dict(s)?;
+        let removed = d.entries.write().shift_remove(&DictKey(k.clone()));
+        removed.map(|_| ()).ok_or_else(|| key_error(&k))
+    });
     reg_family(r, "aten::popitem", has_dict_self, |s| {
         let d = pop_dict(s)?;
         let (k, v) = d
@@ -704,4 +772,38 @@ pub fn register_dicts(r: &Registry) {
             Ok(())
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(v: &[IValue]) -> String {
+        IValue::tuple(v.to_vec()).to_display_string()
+    }
+
+    #[test]
+    fn sort_is_stable_and_never_panics() {
+        let t = |a: i64, b: &str| IValue::tuple(vec![IValue::Int(a), IValue::str(b)]);
+        let mut v = vec![t(2, "a"), t(1, "b"), t(2, "c"), t(1, "d")];
+        sort_values(&mut v, false).unwrap();
+        assert_eq!(show(&v), "((1, b), (1, d), (2, a), (2, c))");
+        sort_values(&mut v, true).unwrap();
+        assert_eq!(show(&v), "((2, c), (2, a), (1, d), (1, b))");
+        // NaNs make the comparison inconsistent; sorting still finishes without a panic.
+        let mut v: Vec<IValue> = (0..200)
+            .map(|i| {
+                IValue::Double(if i % 3 == 0 {
+                    f64::NAN
+                } else {
+                    (i * 7 % 13) as f64
+                })
+            })
+            .collect();
+        sort_values(&mut v, false).unwrap();
+        assert_eq!(v.len(), 200);
+        // Values that cannot be compared are an error, not a panic.
+        let mut v = vec![IValue::Int(1), IValue::str("a")];
+        assert!(sort_values(&mut v, false).is_err());
+    }
 }

@@ -20,6 +20,7 @@ pub use registry::{
 pub fn register_builtins(r: &Registry) {
     numbers::register(r);
     numbers::register_prim_minmax(r);
+    numbers::register_pairs(r);
     containers::register_lists(r);
     containers::register_dicts(r);
     strings::register(r);

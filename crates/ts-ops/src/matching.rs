@@ -45,6 +45,8 @@ pub fn type_matches(actual: &TypeRef, formal: &TypeRef, b: &mut Bindings) -> boo
             }
             match &**f {
                 Var(_) => type_matches(a, f, b),
+                // `(str, tVal)[]` takes `List[Tuple[str, int]]`, binding tVal.
+                Tuple(_) if f.has_free_variables() => type_matches(a, f, b),
                 _ => **a == **f || (matches!(&**f, Optional(_)) && type_matches(a, f, b)),
             }
         }

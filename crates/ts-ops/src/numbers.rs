@@ -366,7 +366,6 @@ fn gcd(mut a: i64, mut b: i64) -> i64 {
 
 /// Registers the number operators.
 pub fn register(r: &Registry) {
-    register_divmod_frexp(r);
     bin(r, "aten::add", add);
     bin(r, "aten::sub", sub);
     bin(r, "aten::mul", mul);
@@ -536,6 +535,86 @@ fn lgamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
+/// Python's `divmod` on ints (floored quotient, remainder with the divisor's sign).
+fn divmod_int(a: i64, b: i64) -> Result<(i64, i64), Error> {
+    if b == 0 {
+        return Err(Error::new(
+            ErrorKind::ZeroDivisionError,
+            "integer divmod by zero",
+        ));
+    }
+    let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+    Ok(if r != 0 && ((a < 0) != (b < 0)) {
+        (q - 1, r + b)
+    } else {
+        (q, r)
+    })
+}
+
+/// PyTorch's float `divmod`: `rem = fmod(a, b)` moved to the divisor's sign, `(a - rem) / b`.
+fn divmod_float(a: f64, b: f64) -> Result<(f64, f64), Error> {
+    if b == 0.0 {
+        return Err(Error::new(ErrorKind::ZeroDivisionError, "float divmod()"));
+    }
+    let mut rem = a % b;
+    if rem != 0.0 && ((a < 0.0) != (b < 0.0)) {
+        rem += b;
+    }
+    Ok(((a - rem) / b, rem))
+}
+
+/// The number operators with two results: `divmod`, `math.modf`, `math.frexp`.
+pub fn register_pairs(r: &Registry) {
+    for line in overload_lines("aten::divmod") {
+        let _ = r.register(
+            line,
+            op(|s: &mut Stack| {
+                let args = pop_n(s, 2)?;
+                match (&args[0], &args[1]) {
+                    (IValue::Int(a), IValue::Int(b)) => {
+                        let (q, m) = divmod_int(*a, *b)?;
+                        s.push(IValue::Int(q));
+                        s.push(IValue::Int(m));
+                    }
+                    (a, b) => {
+                        let (a, b) = (Num::from_ivalue(a)?.f(), Num::from_ivalue(b)?.f());
+                        let (q, m) = divmod_float(a, b)?;
+                        s.push(IValue::Double(q));
+                        s.push(IValue::Double(m));
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
+    let _ = r.register_pt(
+        "aten::modf",
+        op(|s: &mut Stack| {
+            let a = Num::from_ivalue(&pop_n(s, 1)?[0])?.f();
+            let int = a.trunc();
+            // The fractional part keeps the sign (and is 0 for infinities).
+            let frac = if a.is_infinite() {
+                0f64.copysign(a)
+            } else {
+                a - int
+            };
+            s.push(IValue::Double(frac));
+            s.push(IValue::Double(int));
+            Ok(())
+        }),
+    );
+    let _ = r.register_pt(
+        "aten::frexp",
+        op(|s: &mut Stack| {
+            let a = Num::from_ivalue(&pop_n(s, 1)?[0])?.f();
+            let (m, e) = libm::frexp(a);
+            s.push(IValue::Double(m));
+            s.push(IValue::Int(e as i64));
+            Ok(())
+        }),
+    );
+}
+
 /// `prim::min`/`prim::max` on numbers (the builtins `min(a, b)`/`max(a, b)`).
 pub fn register_prim_minmax(r: &Registry) {
     bin(r, "prim::min", minimum);
@@ -547,93 +626,6 @@ pub fn register_prim_minmax(r: &Registry) {
             Num::C(x, y) => Num::F((x * x + y * y).sqrt()),
         })
     });
-}
-
-/// `divmod` (Python's floor semantics, as PyTorch's `aten::divmod.*`), `math.modf` and
-/// `math.frexp` on numbers.
-fn register_divmod_frexp(r: &Registry) {
-    let zero = |what: &str| Error::new(ErrorKind::ZeroDivisionError, what.to_string());
-    let _ = r.register_pt(
-        "aten::divmod.int",
-        op(move |s| {
-            let b = crate::stack::pop_int(s)?;
-            let a = crate::stack::pop_int(s)?;
-            if b == 0 {
-                return Err(zero("integer division or modulo by zero"));
-            }
-            let (mut q, mut m) = (a.wrapping_div(b), a.wrapping_rem(b));
-            if m != 0 && (a < 0) != (b < 0) {
-                q -= 1;
-                m += b;
-            }
-            s.push(IValue::Int(q));
-            s.push(IValue::Int(m));
-            Ok(())
-        }),
-    );
-    for name in [
-        "aten::divmod.float",
-        "aten::divmod.int_float",
-        "aten::divmod.float_int",
-    ] {
-        let _ = r.register_pt(
-            name,
-            op(move |s| {
-                let b = crate::stack::pop_float(s)?;
-                let a = crate::stack::pop_float(s)?;
-                if b == 0.0 {
-                    return Err(zero("float divmod()"));
-                }
-                let mut m = a % b;
-                if m != 0.0 && (a < 0.0) != (b < 0.0) {
-                    m += b;
-                }
-                s.push(IValue::Double((a - m) / b));
-                s.push(IValue::Double(m));
-                Ok(())
-            }),
-        );
-    }
-    let _ = r.register_pt(
-        "aten::modf",
-        op(|s| {
-            let a = crate::stack::pop_float(s)?;
-            let i = a.trunc();
-            s.push(IValue::Double(if a.is_infinite() {
-                0.0f64.copysign(a)
-            } else {
-                a - i
-            }));
-            s.push(IValue::Double(i));
-            Ok(())
-        }),
-    );
-    let _ = r.register_pt(
-        "aten::frexp",
-        op(|s| {
-            let a = crate::stack::pop_float(s)?;
-            let (m, e) = frexp(a);
-            s.push(IValue::Double(m));
-            s.push(IValue::Int(e));
-            Ok(())
-        }),
-    );
-}
-
-/// C's `frexp`: `a = m * 2^e` with `0.5 <= |m| < 1` (`(a, 0)` for 0, infinities and NaN).
-fn frexp(a: f64) -> (f64, i64) {
-    if a == 0.0 || !a.is_finite() {
-        return (a, 0);
-    }
-    let bits = a.to_bits();
-    let exp = ((bits >> 52) & 0x7ff) as i64;
-    if exp == 0 {
-        // Subnormal: scale into the normal range first.
-        let (m, e) = frexp(a * 2f64.powi(64));
-        return (m, e - 64);
-    }
-    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
-    (m, exp - 1022)
 }
 
 #[cfg(test)]
@@ -651,6 +643,78 @@ mod tests {
         let mut s = args;
         f(&mut s)?;
         Ok(s.pop().unwrap())
+    }
+
+    /// Runs `name` and returns the whole stack it leaves (for operators with several results).
+    fn call_all(name: &str, args: Vec<IValue>) -> Result<Vec<IValue>, Error> {
+        let o = registry()
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} not registered"));
+        let crate::registry::OperatorKind::Op(f) = &o.kind else {
+            panic!()
+        };
+        let mut s = args;
+        f(&mut s)?;
+        Ok(s)
+    }
+
+    #[test]
+    fn two_result_operators() {
+        let show = |v: Vec<IValue>| {
+            v.iter()
+                .map(|x| x.to_display_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (i, d) = (IValue::Int, IValue::Double);
+        // Python: divmod(7, 3) == (2, 1), divmod(-7, 3) == (-3, 2), divmod(7, -3) == (-3, -2),
+        // divmod(7.5, 2.0) == (3.0, 1.5), divmod(-7.5, 2) == (-4.0, 0.5).
+        assert_eq!(
+            show(call_all("aten::divmod.int", vec![i(7), i(3)]).unwrap()),
+            "2, 1"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.int", vec![i(-7), i(3)]).unwrap()),
+            "-3, 2"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.int", vec![i(7), i(-3)]).unwrap()),
+            "-3, -2"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.float", vec![d(7.5), d(2.0)]).unwrap()),
+            "3., 1.5"
+        );
+        assert_eq!(
+            show(call_all("aten::divmod.float_int", vec![d(-7.5), i(2)]).unwrap()),
+            "-4., 0.5"
+        );
+        let e = call_all("aten::divmod.int", vec![i(1), i(0)]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ZeroDivisionError);
+        let e = call_all("aten::divmod.float", vec![d(1.0), d(0.0)]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ZeroDivisionError);
+        // math.modf(2.5) == (0.5, 2.0), math.modf(-1.25) == (-0.25, -1.0);
+        // math.frexp(8.0) == (0.5, 4), math.frexp(0.0) == (0.0, 0), math.frexp(-3.0) == (-0.75, 2).
+        assert_eq!(
+            show(call_all("aten::modf", vec![d(2.5)]).unwrap()),
+            "0.5, 2."
+        );
+        assert_eq!(
+            show(call_all("aten::modf", vec![d(-1.25)]).unwrap()),
+            "-0.25, -1."
+        );
+        assert_eq!(
+            show(call_all("aten::frexp", vec![d(8.0)]).unwrap()),
+            "0.5, 4"
+        );
+        assert_eq!(
+            show(call_all("aten::frexp", vec![d(0.0)]).unwrap()),
+            "0., 0"
+        );
+        assert_eq!(
+            show(call_all("aten::frexp", vec![d(-3.0)]).unwrap()),
+            "-0.75, 2"
+        );
     }
 
     #[test]

@@ -98,16 +98,6 @@ pub fn register(r: &Registry) {
         Ok(())
     });
     reg(r, "prim::unchecked_cast", |_s| Ok(()));
-    reg(r, "aten::device", |s| {
-        let name = pop_str(s)?;
-        let d = ts_tensor::Device::parse(&name).ok_or_else(|| {
-            Error::runtime(format!(
-                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: {name}"
-            ))
-        })?;
-        s.push(IValue::Device(d));
-        Ok(())
-    });
     reg(r, "prim::NumToTensor.Scalar", |s| {
         let v = pop(s)?;
         s.push(IValue::Tensor(num_to_tensor(&v)?));

@@ -288,6 +288,13 @@ pub fn register(r: &Registry) {
         push(s, v.to_display_string());
         Ok(())
     });
+    str_op(r, "aten::list", |s| {
+        // `list("abc") == ["a", "b", "c"]`.
+        let x = pop_str(s)?;
+        let chars = x.chars().map(|c| IValue::str(c.to_string())).collect();
+        s.push(IValue::list(Type::string(), chars));
+        Ok(())
+    });
     unary_str(r, "aten::lower", |x| x.to_lowercase());
     unary_str(r, "aten::upper", |x| x.to_uppercase());
     unary_str(r, "aten::swapcase", |x| {

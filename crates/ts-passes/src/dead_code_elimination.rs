@@ -105,6 +105,23 @@ mod tests {
     }
 
     #[test]
+    fn keeps_unmatched_overloads_of_writing_operators() {
+        // No registered overload of aten::Delete takes (str, int), but PyTorch's schemas say
+        // Delete writes its argument: the node stays (and fails at run time), it does not
+        // silently disappear.
+        let mut g = parse_ir(
+            "graph(%s : str, %i : int):\n   = aten::Delete(%s, %i)\n  %n : int = aten::len(%s)\n  return (%i)\n",
+        )
+        .unwrap();
+        eliminate_dead_code(&mut g);
+        FileCheck::new()
+            .check("aten::Delete")
+            .check_not("aten::len")
+            .run_graph(&g)
+            .unwrap();
+    }
+
+    #[test]
     fn removes_pure_control_flow_and_keeps_raising_branches() {
         let mut g = parse_ir(
             "graph(%c : bool, %x : int):\n  %y : int = prim::If(%c)\n    block0():\n      %z : int = aten::add(%x, %x)\n      -> (%z)\n    block1():\n      -> (%x)\n   = prim::If(%c)\n    block0():\n      %m : str = prim::Constant[value=\"boom\"]()\n       = prim::RaiseException(%m)\n      -> ()\n    block1():\n      -> ()\n  return (%x)\n",

@@ -48,13 +48,13 @@ pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
                     .is_some_and(|ai| ai.is_write || ai.contained.iter().any(|c| c.is_write))
             });
         }
-        // Operators without a kernel here: PyTorch's schemas say whether an overload writes
-        // an argument (`aten::Delete(t[](a!) self, ...)`); otherwise the in-place naming rule.
-        let lines = ts_ops::schema_table::overload_lines(&k.to_string());
-        if !lines.is_empty() {
-            return lines.iter().any(|l| l.contains("!)"));
-        }
-        return k.name().ends_with('_') && !k.name().starts_with("__");
+        // No registered overload matches: go by PyTorch's schemas (any overload writing an
+        // argument keeps the node, so an operator we lack fails loudly when run instead of
+        // silently vanishing), then by the in-place naming convention.
+        let writes = ts_ops::schema_table::overload_lines(&k.to_string())
+            .iter()
+            .any(|l| l.contains("!)") || l.contains("! ->"));
+        return writes || (k.name().ends_with('_') && !k.name().starts_with("__"));
     }
     // Operators of other namespaces are treated as opaque.
     true

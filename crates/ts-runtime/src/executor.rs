@@ -132,6 +132,11 @@ impl GraphExecutor {
         g
     }
 
+    /// How many plans (one per distinct argument spec) are cached.
+    pub fn plan_count(&self) -> usize {
+        self.plans.lock().len()
+    }
+
     /// (cache hits, cache misses) so far.
     pub fn cache_stats(&self) -> (usize, usize) {
         (

@@ -36,6 +36,7 @@ pub enum Step {
 impl InterpreterState {
     /// A state ready to run `code` on `inputs`.
     pub fn new(code: Arc<Code>, inputs: Vec<IValue>) -> Result<InterpreterState, ExecutionError> {
+        crate::run::install_method_invoker();
         if inputs.len() != code.num_inputs {
             return Err(ExecutionError::plain(Error::runtime(format!(
                 "{}() expected {} arguments but got {}",

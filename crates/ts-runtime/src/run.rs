@@ -18,6 +18,25 @@ fn single(mut outs: Vec<IValue>) -> IValue {
     }
 }
 
+/// Installs the hook that lets operators call TorchScript methods (sorting objects by
+/// `__lt__`); idempotent, done whenever an interpreter starts.
+pub fn install_method_invoker() {
+    ts_core::types::set_method_invoker(invoke_class_method);
+}
+
+fn invoke_class_method(
+    m: &dyn ts_core::types::ClassMethod,
+    args: Vec<IValue>,
+) -> Result<IValue, ts_tensor::Error> {
+    let f = m.as_any().downcast_ref::<Function>().ok_or_else(|| {
+        ts_tensor::Error::runtime(format!(
+            "method '{}' is not a TorchScript function",
+            m.name()
+        ))
+    })?;
+    call_function(f, args).map_err(ExecutionError::into_error)
+}
+
 /// Calls `f` with `args`; returns its result (a tuple when it has several outputs).
 pub fn call_function(f: &Function, args: Vec<IValue>) -> Result<IValue, ExecutionError> {
     let code = code_for_call(f, &args)?;

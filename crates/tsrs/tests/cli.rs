@@ -127,6 +127,22 @@ fn graph_and_ops_commands() {
 }
 
 #[test]
+fn graph_code_prints_the_interpreter_instructions() {
+    let (rc, out, err) = tsrs(&["graph", "examples/hello.py", "--entry", "fib", "--code"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.starts_with("fib ("), "{out}");
+    assert!(out.contains(" registers, 1 inputs)"), "{out}");
+    // The loop is linearized into guard/next jumps; operators run by their overload name.
+    for instr in ["LOOPGUARD", "LOOPNEXT", "OP aten::add.int", "RET"] {
+        assert!(out.contains(instr), "missing {instr}: {out}");
+    }
+    assert!(!out.contains("prim::Loop"), "{out}");
+    let (rc, _, err) = tsrs(&["graph", "examples/hello.py", "--entry", "nope", "--code"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("no function named 'nope'"), "{err}");
+}
+
+#[test]
 fn saves_a_program_function_as_a_module() {
     let out = std::env::temp_dir().join(format!("tsrs-save-{}.pt", std::process::id()));
     let (rc, _, err) = tsrs(&[

@@ -154,12 +154,13 @@ pub fn type_from_expr(e: &Expr, names: &dyn TypeNames) -> CResult<TypeRef> {
     }
 }
 
-/// Parses a `# type: (A, B) -> R` comment into argument types and the return type.
+/// Parses a `# type: (A, B) -> R` comment into argument types and the return type (`None`
+/// when the comment has no `-> R`, as PyTorch's parser allows: the return type is inferred).
 pub fn parse_type_comment(
     text: &str,
     range: &ts_core::SourceRange,
     names: &dyn TypeNames,
-) -> CResult<(Vec<TypeRef>, TypeRef)> {
+) -> CResult<(Vec<TypeRef>, Option<TypeRef>)> {
     let err = || {
         CompileError::new(
             "invalid type comment: expected '(arg types) -> return type'",
@@ -181,8 +182,13 @@ pub fn parse_type_comment(
             _ => {}
         }
     }
-    let split = split.ok_or_else(err)?;
-    let (args_text, ret_text) = (text[..split].trim(), text[split + 2..].trim());
+    let (args_text, ret_text) = match split {
+        Some(split) => (text[..split].trim(), Some(text[split + 2..].trim())),
+        None => (text.trim(), None),
+    };
+    if !args_text.starts_with('(') {
+        return Err(err());
+    }
     let args_src = Source::new(args_text.to_string(), None, 1);
     let args_expr = parse_expression(&args_src).map_err(|_| err())?;
     let arg_exprs: Vec<Expr> = match args_expr.kind {
@@ -194,10 +200,13 @@ pub fn parse_type_comment(
         .map(|a| type_from_expr(a, names))
         .collect::<CResult<Vec<_>>>()
         .map_err(|e| CompileError::new(e.message, range))?;
+    let Some(ret_text) = ret_text else {
+        return Ok((args, None));
+    };
     let ret_src = Source::new(ret_text.to_string(), None, 1);
     let ret_expr = parse_expression(&ret_src).map_err(|_| err())?;
     let ret = type_from_expr(&ret_expr, names).map_err(|e| CompileError::new(e.message, range))?;
-    Ok((args, ret))
+    Ok((args, Some(ret)))
 }
 
 /// A type without tensor shape details (what variables are declared with).

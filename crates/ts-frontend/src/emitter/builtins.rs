@@ -30,6 +30,15 @@ fn schemas_for(name: &str) -> Vec<Arc<FunctionSchema>> {
         .iter()
         .filter_map(|l| FunctionSchema::parse(l).ok().map(Arc::new))
         .collect();
+    if v.is_empty() {
+        // Custom operators registered at run time (`ops.my_ns.my_op(...)`), as PyTorch's
+        // `getAllOperatorsFor` includes them; not cached, since more may be registered later.
+        return ts_ops::registry()
+            .lookup(Symbol::new(name))
+            .iter()
+            .map(|o| o.schema.clone())
+            .collect();
+    }
     cache.lock().insert(name.to_string(), v.clone());
     v
 }
@@ -72,6 +81,7 @@ fn global_builtin(name: &str) -> Option<Sugared> {
         "tuple" => sp(Special::Tuple),
         "list" => sp(Special::List),
         "dict" => sp(Special::Dict),
+        "slice" => sp(Special::Slice),
         "int" => sp(Special::Int),
         "float" => sp(Special::Float),
         "bool" => sp(Special::Bool),
@@ -1058,6 +1068,26 @@ impl FunctionEmitter<'_> {
         let range = &e.range;
         let simple = |v| Ok(Sugared::Simple(v));
         match s {
+            Special::Slice => {
+                if !kwargs.is_empty() || args.is_empty() || args.len() > 3 {
+                    return self.err(range, "slice expected 1 to 3 positional arguments");
+                }
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(match a.kind {
+                        ExprKind::None => None,
+                        _ => Some(self.emit_expr(a, None)?),
+                    });
+                }
+                // `slice(stop)` or `slice(start, stop[, step])`.
+                let (start, end, step) = match vals.as_slice() {
+                    [stop] => (None, *stop, None),
+                    [a, b] => (*a, *b, None),
+                    [a, b, c] => (*a, *b, *c),
+                    _ => (None, None, None),
+                };
+                Ok(Sugared::Slice { start, end, step })
+            }
             Special::Print => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 if !kw.is_empty() {
@@ -1156,7 +1186,12 @@ impl FunctionEmitter<'_> {
                         .unwrap_or_else(Type::tensor);
                     return simple(self.g.insert_list(elem, &[]));
                 }
-                let v = self.emit_expr(&args[0], None)?;
+                let v = match self.emit_sugared(&args[0], None)? {
+                    Sugared::Simple(v) => v,
+                    // `list(iter)` desugars to `[_elem for _elem in iter]` (PyTorch's
+                    // `emitApplySpecialForm` for `prim::list`).
+                    other => return simple(self.emit_comprehension_of(range, other, false, hint)?),
+                };
                 let t = self.g.value(v).ty().clone();
                 match &*t {
                     Type::Str => simple(self.emit_builtin_call(
@@ -1201,8 +1236,61 @@ impl FunctionEmitter<'_> {
                     };
                     return simple(self.insert1(prim::DictConstruct, &[], Type::dict(k, v)));
                 }
-                let (pos, kw) = self.emit_args(args, kwargs)?;
-                simple(self.emit_builtin_call(range, Symbol::aten("dict"), pos, kw, None)?)
+                if args.len() > 1 {
+                    return self.err(
+                        range,
+                        format!("dict expected at most 1 argument, got {}", args.len()),
+                    );
+                }
+                let Some(first) = args.first() else {
+                    // `dict(a=1, b=2)` is `{k: v for k, v in [("a", 1), ("b", 2)]}`, as PyTorch
+                    // emits it.
+                    let pairs = Expr {
+                        kind: ExprKind::List(
+                            kwargs
+                                .iter()
+                                .map(|(k, v)| {
+                                    let key = Expr {
+                                        kind: ExprKind::Str(k.name.clone()),
+                                        range: k.range.clone(),
+                                    };
+                                    Expr {
+                                        kind: ExprKind::Tuple(vec![key, v.clone()]),
+                                        range: k.range.clone(),
+                                    }
+                                })
+                                .collect(),
+                        ),
+                        range: range.clone(),
+                    };
+                    let list = Sugared::Simple(self.emit_expr(&pairs, None)?);
+                    return simple(self.emit_comprehension_of(range, list, true, hint)?);
+                };
+                let d = match self.emit_sugared(first, None)? {
+                    Sugared::Simple(v) if matches!(**self.g.value(v).ty(), Type::Dict(..)) => self
+                        .emit_builtin_call(
+                            range,
+                            Symbol::aten("dict"),
+                            vec![NamedValue::pos(v)],
+                            vec![],
+                            None,
+                        )?,
+                    // Other iterables of pairs: `{k: v for k, v in iter}`.
+                    other => self.emit_comprehension_of(range, other, true, hint)?,
+                };
+                // Keyword arguments are added after the positional contents.
+                for (k, e) in kwargs {
+                    let key = self.constant(IValue::str(k.name.clone()));
+                    let v = self.emit_expr(e, None)?;
+                    self.emit_builtin_call(
+                        range,
+                        Symbol::aten("_set_item"),
+                        vec![NamedValue::pos(d), NamedValue::pos(key), NamedValue::pos(v)],
+                        vec![],
+                        None,
+                    )?;
+                }
+                simple(d)
             }
             Special::Int | Special::Float | Special::Bool | Special::Str | Special::Complex => {
                 let (target, kind, magic) = match s {
@@ -1447,6 +1535,53 @@ impl FunctionEmitter<'_> {
         Ok(Sugared::Simple(self.g.node(n).output(0)))
     }
 
+    /// `[_elem for _elem in it]` (or `{k: v for k, v in it}` when `dict`) over an already
+    /// emitted sugared iterable, bound to a temporary name as PyTorch's emitter does.
+    fn emit_comprehension_of(
+        &mut self,
+        range: &SourceRange,
+        it: Sugared,
+        dict: bool,
+        hint: Option<&TypeRef>,
+    ) -> CResult<ValueId> {
+        let at = range.start;
+        let iter_name = format!("$_iter_{at}");
+        self.set_sugared(range, &iter_name, it)?;
+        let name = |n: String| Expr {
+            kind: ExprKind::Name(n),
+            range: range.clone(),
+        };
+        let iter = Box::new(name(iter_name));
+        let kind = if dict {
+            let (k, v) = (format!("$_key_{at}"), format!("$_value_{at}"));
+            ExprKind::DictComp {
+                key: Box::new(name(k.clone())),
+                value: Box::new(name(v.clone())),
+                target: Box::new(Expr {
+                    kind: ExprKind::Tuple(vec![name(k), name(v)]),
+                    range: range.clone(),
+                }),
+                iter,
+                cond: None,
+            }
+        } else {
+            let elem = format!("$_elem_{at}");
+            ExprKind::ListComp {
+                elt: Box::new(name(elem.clone())),
+                target: Box::new(name(elem)),
+                iter,
+                cond: None,
+            }
+        };
+        self.emit_expr(
+            &Expr {
+                kind,
+                range: range.clone(),
+            },
+            hint,
+        )
+    }
+
     // -----------------------------------------------------------------------------------------
     // Subscripts
 
@@ -1500,33 +1635,23 @@ impl FunctionEmitter<'_> {
         let sub = &subs[0];
         if let ExprKind::Slice { start, end, step } = &sub.kind {
             if let Type::Tuple(tt) = &*t {
-                if step.is_some() {
-                    return self.err(
-                        range,
-                        "Unsupported operation: slicing tuples with a step isn't supported",
-                    );
-                }
                 let n = tt.elements.len() as i64;
-                let norm = |x: i64| if x < 0 { (x + n).max(0) } else { x.min(n) };
-                let s = match start.as_deref().map(super::function::const_expr) {
-                    None => 0,
-                    Some(Some(IValue::Int(i))) => norm(i),
-                    _ => return self.err(range, "tuple slice indices must be integer constants"),
+                let bound = |e: &Option<Box<Expr>>| -> CResult<Option<i64>> {
+                    match e.as_deref().map(super::function::const_expr) {
+                        None | Some(Some(IValue::None)) => Ok(None),
+                        Some(Some(IValue::Int(i))) => Ok(Some(i)),
+                        _ => Err(CompileError::new(
+                            "tuple slice indices must be integer constants",
+                            range,
+                        )),
+                    }
                 };
-                let e = match end.as_deref().map(super::function::const_expr) {
-                    None => n,
-                    Some(Some(IValue::Int(i))) => norm(i),
-                    _ => return self.err(range, "tuple slice indices must be integer constants"),
-                };
-                // As PyTorch's `createTupleSlice`: one `TupleIndex` per element, then a tuple
-                // (`LowerSimpleTuples` later reads through constructed tuples).
-                let mut picked = Vec::new();
-                for i in s..e.max(s) {
-                    let idx = self.constant(IValue::Int(i));
-                    let ty = tt.elements[i as usize].clone();
-                    picked.push(self.insert1(prim::TupleIndex, &[v, idx], ty));
+                let step = bound(step)?.unwrap_or(1);
+                if step == 0 {
+                    return self.err(range, "slice step cannot be zero");
                 }
-                return Ok(self.g.insert_tuple(&picked));
+                let picked = tuple_slice_indices(n, bound(start)?, bound(end)?, step);
+                return Ok(self.emit_tuple_slice(v, &tt.elements, &picked));
             }
             let mut args = vec![NamedValue::pos(v)];
             for x in [start, end] {
@@ -1541,7 +1666,12 @@ impl FunctionEmitter<'_> {
             }));
             return self.emit_builtin_call(range, Symbol::aten("slice"), args, vec![], None);
         }
-        let idx = self.emit_expr(sub, None)?;
+        let idx = match self.emit_sugared(sub, None)? {
+            Sugared::Slice { start, end, step } => {
+                return self.emit_slice_object(v, start, end, step, range)
+            }
+            other => self.as_simple(other, &sub.range)?,
+        };
         match &*t {
             Type::Tuple(tt) => {
                 if let Some(i) = self.g.to_ivalue(idx).and_then(|c| c.as_int()) {
@@ -1590,6 +1720,64 @@ impl FunctionEmitter<'_> {
                 format!("'{}' object is not subscriptable", t.annotation_str()),
             ),
         }
+    }
+
+    /// PyTorch's `createTupleSlice`: a `prim::TupleIndex` per picked element, then a tuple.
+    fn emit_tuple_slice(&mut self, v: ValueId, elements: &[TypeRef], picked: &[usize]) -> ValueId {
+        let items: Vec<ValueId> = picked
+            .iter()
+            .map(|&i| {
+                let k = self.constant(IValue::Int(i as i64));
+                self.insert1(prim::TupleIndex, &[v, k], elements[i].clone())
+            })
+            .collect();
+        self.g.insert_tuple(&items)
+    }
+
+    /// `value[slice(start, stop, step)]` on a list, str or tuple (bounds already emitted).
+    fn emit_slice_object(
+        &mut self,
+        v: ValueId,
+        start: Option<ValueId>,
+        end: Option<ValueId>,
+        step: Option<ValueId>,
+        range: &SourceRange,
+    ) -> CResult<ValueId> {
+        if let Type::Tuple(tt) = &**self.g.value(v).ty() {
+            let n = tt.elements.len() as i64;
+            let bound = |x: Option<ValueId>| -> CResult<Option<i64>> {
+                match x.map(|x| self.g.to_ivalue(x)) {
+                    None | Some(Some(IValue::None)) => Ok(None),
+                    Some(Some(IValue::Int(i))) => Ok(Some(i)),
+                    _ => Err(CompileError::new(
+                        "tuple slice indices must be integer constants",
+                        range,
+                    )),
+                }
+            };
+            let (s, e, st) = (bound(start)?, bound(end)?, bound(step)?.unwrap_or(1));
+            if st == 0 {
+                return self.err(range, "slice step cannot be zero");
+            }
+            let elements = tt.elements.clone();
+            let picked = tuple_slice_indices(n, s, e, st);
+            return Ok(self.emit_tuple_slice(v, &elements, &picked));
+        }
+        // A slice object's missing bounds are 0 and INT64_MAX (what PyTorch's graphs show).
+        let start = match start {
+            Some(x) => x,
+            None => self.constant(IValue::Int(0)),
+        };
+        let end = match end {
+            Some(x) => x,
+            None => self.constant(IValue::Int(i64::MAX)),
+        };
+        let step = match step {
+            Some(x) => x,
+            None => self.constant(IValue::Int(1)),
+        };
+        let args = [v, start, end, step].map(NamedValue::pos).to_vec();
+        self.emit_builtin_call(range, Symbol::aten("slice"), args, vec![], None)
     }
 
     /// PyTorch's `emitIntAndSliceIndexing` + `emitIndex` for tensors.
@@ -2260,4 +2448,77 @@ fn unreachable_match() -> CResult<Matched> {
     Err(CompileError::plain(
         "internal error: schema matching fell through",
     ))
+}
+
+/// The element indices of `tuple[start:end:step]` for a tuple of length `n`, with Python's
+/// `PySlice_AdjustIndices` rules (negative steps walk backwards; bounds are clamped).
+pub fn tuple_slice_indices(n: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Vec<usize> {
+    let adjust = |x: i64| {
+        if x < 0 {
+            let x = x + n;
+            if x < 0 {
+                if step < 0 {
+                    -1
+                } else {
+                    0
+                }
+            } else {
+                x
+            }
+        } else if x >= n {
+            if step < 0 {
+                n - 1
+            } else {
+                n
+            }
+        } else {
+            x
+        }
+    };
+    let start = start.map_or(if step < 0 { n - 1 } else { 0 }, adjust);
+    let end = end.map_or(if step < 0 { -1 } else { n }, adjust);
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < end) || (step < 0 && i > end) {
+        out.push(i as usize);
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tuple_slice_indices;
+
+    /// Tuple length, start, end, step and the expected indices.
+    type Case = (i64, Option<i64>, Option<i64>, i64, &'static [usize]);
+
+    #[test]
+    fn tuple_slices_follow_python() {
+        // Expected values: `list(range(n))[start:end:step]` in Python.
+        let cases: &[Case] = &[
+            (7, None, None, -1, &[6, 5, 4, 3, 2, 1, 0]),
+            (7, Some(7), Some(5), 2, &[]),
+            (7, Some(5), Some(7), -2, &[]),
+            (7, None, None, -2, &[6, 4, 2, 0]),
+            (7, None, Some(4), -3, &[6]),
+            (7, Some(3), None, -2, &[3, 1]),
+            (7, Some(-3), Some(3), 2, &[]),
+            (7, Some(-100), Some(100), 3, &[0, 3, 6]),
+            (7, Some(100), Some(-100), -4, &[6, 2]),
+            (0, None, None, -1, &[]),
+            (3, Some(1), None, i64::MAX, &[1]),
+            (3, None, None, i64::MIN, &[2]),
+        ];
+        for &(n, s, e, st, want) in cases {
+            assert_eq!(
+                tuple_slice_indices(n, s, e, st),
+                want,
+                "{n} {s:?} {e:?} {st}"
+            );
+        }
+    }
 }

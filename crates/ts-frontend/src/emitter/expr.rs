@@ -492,10 +492,16 @@ impl FunctionEmitter<'_> {
             _ => {
                 let v = self.emit_expr(e, None)?;
                 let b = self.emit_to_bool(&e.range, v)?;
+                // Metacompile on boolean literals and constants (PyTorch's `emitCondExpr`):
+                // only the taken branch of `if False:` is emitted and unified.
+                let static_if = match self.g.to_ivalue(b) {
+                    Some(IValue::Bool(x)) => Some(x),
+                    _ => None,
+                };
                 Ok(CondValue {
                     value: b,
                     refinements: Refinements::default(),
-                    static_if: None,
+                    static_if,
                 })
             }
         }

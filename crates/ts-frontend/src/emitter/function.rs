@@ -317,7 +317,7 @@ impl<'c> FunctionEmitter<'c> {
                     format!("Number of type annotations ({}) did not match the number of function parameters ({n_params})", args.len()),
                 );
             }
-            return Ok((args, Some(ret)));
+            return Ok((args, ret));
         }
         let mut out = Vec::new();
         for p in def.params.iter().skip(usize::from(is_method)) {

@@ -466,6 +466,11 @@ impl FunctionEmitter<'_> {
                 }
                 Ok(())
             }
+            ExprKind::Subscript(_, subs)
+                if subs.first().is_some_and(|s| matches!(s.kind, ExprKind::Slice { .. })) =>
+            {
+                self.err(&t.range, "del statements only support deletion at a single index, slicing is not supported (see https://github.com/pytorch/pytorch/issues/31430)")
+            }
             ExprKind::Subscript(base, subs) if subs.len() == 1 => {
                 let b = self.emit_expr(base, None)?;
                 let i = self.emit_expr(&subs[0], None)?;
@@ -476,6 +481,13 @@ impl FunctionEmitter<'_> {
                     vec![],
                     None,
                 )?;
+                Ok(())
+            }
+            // `del x[0], x[1]` deletes each target in turn.
+            ExprKind::Tuple(items) => {
+                for i in items {
+                    self.emit_delete(i)?;
+                }
                 Ok(())
             }
             _ => self.err(&t.range, "del only supports names and single subscripts"),

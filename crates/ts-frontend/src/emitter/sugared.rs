@@ -50,6 +50,7 @@ pub enum Special {
     Warn,
     Ord,
     Chr,
+    Slice,
 }
 
 /// What an expression denotes during emission.
@@ -93,6 +94,12 @@ pub enum Sugared {
     TensorToList(ValueId),
     /// A tuple of sugared values (e.g. from unpacking a tuple of modules).
     Tuple(Vec<Sugared>),
+    /// `slice(start, stop, step)`: only usable as a subscript (None where not given).
+    Slice {
+        start: Option<ValueId>,
+        end: Option<ValueId>,
+        step: Option<ValueId>,
+    },
 }
 
 /// Loop iterables.
