@@ -312,6 +312,7 @@ fn float_fn(f: fn(f64) -> f64) -> impl Fn(Num) -> Result<Num, Error> {
 }
 
 fn register_family(r: &Registry, name: &str, arity: usize, f: NumFn) {
+    assert!(arity <= 2, "number operators take one or two operands");
     for line in overload_lines(name) {
         let Ok(schema) = FunctionSchema::parse(line) else {
             continue;
@@ -329,12 +330,16 @@ fn register_family(r: &Registry, name: &str, arity: usize, f: NumFn) {
         let _ = r.register(
             line,
             op(move |s: &mut Stack| {
-                let args = pop_n(s, arity)?;
-                let nums: Vec<Num> = args
-                    .iter()
-                    .map(Num::from_ivalue)
-                    .collect::<Result<_, _>>()?;
-                let out = f(&nums)?;
+                // Read the operands in place: no allocation on the interpreter's hottest path.
+                let base = s.len().checked_sub(arity).ok_or_else(|| {
+                    Error::runtime("internal error: the interpreter stack has too few values")
+                })?;
+                let mut nums = [Num::I(0); 2];
+                for (slot, v) in nums.iter_mut().zip(&s[base..]) {
+                    *slot = Num::from_ivalue(v)?;
+                }
+                s.truncate(base);
+                let out = f(&nums[..arity])?;
                 s.push(coerce(out, &ret)?);
                 Ok(())
             }),

@@ -71,12 +71,24 @@ impl InterpreterState {
 
     /// Runs until the code returns or must wait for an unfinished future.
     pub fn run(&mut self) -> Result<Step, ExecutionError> {
+        // The running frame's code, re-cloned only when the frame changes: cloning the `Arc`
+        // for every instruction cost two atomic operations per instruction.
+        let mut code = match self.frames.last() {
+            Some(f) => f.code.clone(),
+            None => {
+                return Err(ExecutionError::plain(Error::runtime(
+                    "internal error: no frame",
+                )))
+            }
+        };
         loop {
             let frame = self
                 .frames
                 .last_mut()
                 .ok_or_else(|| ExecutionError::plain(Error::runtime("internal error: no frame")))?;
-            let code = frame.code.clone();
+            if !Arc::ptr_eq(&code, &frame.code) {
+                code = frame.code.clone();
+            }
             let Some(instr) = code.instructions.get(frame.pc) else {
                 return Err(self.fail(Error::runtime(
                     "internal error: fell off the end of the code",
