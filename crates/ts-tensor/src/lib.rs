@@ -41,7 +41,9 @@ pub use ops::embedding::{embedding, embedding_bag, BagMode};
 pub use ops::factory;
 pub use ops::index::TensorIndex;
 pub use ops::join::{cat, stack};
-pub use ops::norm::{batch_norm, dropout, group_norm, instance_norm, layer_norm};
+pub use ops::norm::{
+    batch_norm, dropout, group_norm, instance_norm, layer_norm, native_batch_norm,
+};
 pub use ops::rnn::{
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell, RnnOptions,
 };

@@ -170,45 +170,6 @@ fn native_layer_norm(
     Ok((out, mean, rstd))
 }
 
-/// `native_batch_norm`: the output with the batch mean and inverse standard deviation used in
-/// training (empty tensors in evaluation, as ATen returns).
-#[allow(clippy::too_many_arguments)]
-fn native_batch_norm(
-    x: &Tensor,
-    weight: Option<&Tensor>,
-    bias: Option<&Tensor>,
-    running_mean: Option<&Tensor>,
-    running_var: Option<&Tensor>,
-    training: bool,
-    momentum: f64,
-    eps: f64,
-) -> R<(Tensor, Tensor, Tensor)> {
-    let ct = stat_dtype(x.dtype());
-    let (mean, invstd) = if training && x.dim() >= 2 {
-        let dims: Vec<i64> = (0..x.dim() as i64).filter(|&d| d != 1).collect();
-        let xf = x.to_dtype(ct, false)?;
-        let mean = xf.mean(Some(&dims), false, None)?;
-        let invstd = xf
-            .var(Some(&dims), Some(0.0), false)?
-            .add_scalar(Scalar::Float(eps), ONE)?
-            .rsqrt()?;
-        (mean, invstd)
-    } else {
-        (Tensor::zeros(&[0], ct)?, Tensor::zeros(&[0], ct)?)
-    };
-    let out = ts_tensor::batch_norm(
-        x,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        training,
-        momentum,
-        eps,
-    )?;
-    Ok((out, mean, invstd))
-}
-
 /// `embedding_bag` and its underscore forms: `(weight, indices, offsets, scale_grad_by_freq,
 /// mode, sparse, per_sample_weights, include_last_offset)` with a negative `padding_idx` meaning
 /// none.
@@ -275,7 +236,7 @@ pub fn register(r: &Registry) {
         )
     });
     def(r, "aten::native_batch_norm", |a| {
-        native_batch_norm(
+        ts_tensor::native_batch_norm(
             a.t(0)?,
             a.ot(1)?,
             a.ot(2)?,

@@ -3,28 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::element::Element;
-use crate::error::Result;
-use crate::tensor::Tensor;
-
-/// A fresh contiguous tensor of `shape` whose zero-initialised elements `fill` writes in place
-/// (saves the copy that building a `Vec` and wrapping it would cost).
-pub(crate) fn filled_tensor<T: Element>(
-    shape: &[i64],
-    fill: impl FnOnce(&mut [T]),
-) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, T::DTYPE)?;
-    let n = t.numel();
-    {
-        let m = t.meta();
-        // SAFETY: `t` was just created and no other handle to its storage exists; it is
-        // contiguous, suitably aligned and holds `n` zero-initialised elements of `T` (all-zero
-        // bytes are a valid value of every element type).
-        let s = unsafe { std::slice::from_raw_parts_mut(m.data_ptr() as *mut T, n) };
-        fill(s);
-    }
-    Ok(t)
-}
+use crate::cpu::conv::valid_range;
 
 /// The geometry of a 2-d sliding window over `[h, w]` planes: kernel, stride, leading padding,
 /// dilation and the output plane size.
@@ -51,16 +30,6 @@ impl Window {
         let pos = (o * s + k * d).checked_sub(p)?;
         (pos < len).then_some(pos)
     }
-}
-
-/// The outputs `o` in `0..out` with `0 <= o * stride + shift < len`, as a range.
-fn valid_range(shift: isize, stride: usize, len: usize, out: usize) -> (usize, usize) {
-    let s = stride as isize;
-    let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
-    let end = len as isize - shift;
-    let hi = if end <= 0 { 0 } else { (end + s - 1) / s };
-    let lo = (lo as usize).min(out);
-    (lo, (hi as usize).clamp(lo, out))
 }
 
 /// Element types the convolution helpers accumulate (integers wrap, as ATen's do).

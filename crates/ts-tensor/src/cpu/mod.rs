@@ -7,6 +7,8 @@
 #[macro_use]
 pub(crate) mod dispatch;
 pub(crate) mod cast;
+pub(crate) mod contiguous;
+pub(crate) mod conv;
 pub(crate) mod fastmath;
 pub(crate) mod gemm;
 pub(crate) mod im2col;

@@ -4,7 +4,9 @@
 //! skip the unfolding and depthwise filters run a direct loop. Transposed convolutions multiply
 //! first and fold the columns back (col2im).
 
-use crate::cpu::im2col::{col2im, depthwise, filled_tensor, im2col, Window};
+use crate::cpu::contiguous::filled_tensor;
+use crate::cpu::conv::{conv2d_tiled, ConvShape};
+use crate::cpu::im2col::{col2im, depthwise, im2col, Window};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::join::cat;
@@ -297,7 +299,9 @@ fn conv2d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> 
     };
     let xc = x.to_dtype(ct, false)?.contiguous()?;
     let wc = w.to_dtype(ct, false)?.contiguous()?;
-    let bc = bias.map(|b| b.to_dtype(ct, false)).transpose()?;
+    let bc = bias
+        .map(|b| b.to_dtype(ct, false)?.contiguous())
+        .transpose()?;
     let out_shape = [n, o, oh, ow];
     // Depthwise: one input channel per group.
     if g == c && cg == 1 && g > 1 && matches!(ct, DType::Float32 | DType::Float64) {
@@ -317,6 +321,23 @@ fn conv2d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> 
             dw!(f64)
         };
         return r.to_dtype(dt, false);
+    }
+    if matches!(ct, DType::Float32 | DType::Float64) {
+        let shape = ConvShape {
+            n: n as usize,
+            c: c as usize,
+            o: o as usize,
+            groups: g as usize,
+            win,
+        };
+        let out = Tensor::zeros(&out_shape, ct)?;
+        let threads = crate::threads::num_threads();
+        if ct == DType::Float32 {
+            conv2d_tiled::<f32>(&xc, &wc, bc.as_ref(), shape, &out, threads)?;
+        } else {
+            conv2d_tiled::<f64>(&xc, &wc, bc.as_ref(), shape, &out, threads)?;
+        }
+        return out.to_dtype(dt, false);
     }
     let kk = cg * kh * kw;
     let l = oh * ow;

@@ -2,6 +2,9 @@
 //! `group_norm`, `instance_norm`) and `dropout`, composed from the crate's reductions and
 //! broadcasting arithmetic. Half-precision inputs are computed in f32.
 
+use rayon::prelude::*;
+
+use crate::cpu::contiguous::{filled_tensor, with_slice};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::generator::Generator;
@@ -75,6 +78,33 @@ pub fn batch_norm(
     momentum: f64,
     eps: f64,
 ) -> Result<Tensor> {
+    native_batch_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )
+    .map(|(out, _, _)| out)
+}
+
+/// `native_batch_norm`: [`batch_norm`]'s output with the batch mean and inverse standard
+/// deviation it normalized with (training mode; empty tensors in evaluation mode, as ATen).
+/// The normalization itself is one pass: `x * scale[c] + shift[c]`.
+#[allow(clippy::too_many_arguments)]
+pub fn native_batch_norm(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
     if input.dim() < 2 {
         return Err(Error::runtime(format!(
             "batch_norm: expected input with at least 2 dimensions, but got {}-D",
@@ -101,11 +131,8 @@ pub fn batch_norm(
     }
     let dt = input.dtype();
     let ct = stat_dtype(dt);
-    let x = input.to_dtype(ct, false)?;
-    let view = |t: Option<&Tensor>| -> Result<Option<Tensor>> {
-        t.map(|t| channel_view(&t.to_dtype(ct, false)?, nd, c))
-            .transpose()
-    };
+    let x = input.to_dtype(ct, false)?.contiguous()?;
+    let flat = |t: &Tensor| -> Result<Tensor> { t.to_dtype(ct, false)?.reshape(&[c]) };
     let (mean, var) = if training {
         let dims: Vec<i64> = (0..nd as i64).filter(|&d| d != 1).collect();
         let mean = x.mean(Some(&dims), false, None)?;
@@ -118,10 +145,10 @@ pub fn batch_norm(
             let unbiased = var.mul_scalar(Scalar::Float(n / (n - 1.0).max(0.0)))?;
             update_running(rv, &unbiased, momentum)?;
         }
-        (channel_view(&mean, nd, c)?, channel_view(&var, nd, c)?)
+        (mean, var)
     } else {
-        match (view(running_mean)?, view(running_var)?) {
-            (Some(m), Some(v)) => (m, v),
+        match (running_mean, running_var) {
+            (Some(m), Some(v)) => (flat(m)?, flat(v)?),
             _ => {
                 return Err(Error::runtime(
                     "running_mean and running_var must be defined in evaluation mode",
@@ -129,16 +156,82 @@ pub fn batch_norm(
             }
         }
     };
-    normalize(
-        &x,
-        &mean,
-        &var,
-        eps,
-        view(weight)?.as_ref(),
-        view(bias)?.as_ref(),
-    )?
-    .to_dtype(dt, false)
+    let invstd = var
+        .add_scalar(Scalar::Float(eps), Scalar::Int(1))?
+        .rsqrt()?;
+    // scale = invstd * weight, shift = bias - mean * scale (ATen's inference transform).
+    let scale = match weight {
+        Some(w) => invstd.mul(&flat(w)?)?,
+        None => invstd.clone(),
+    };
+    let shift = mean.mul(&scale)?.neg()?;
+    let shift = match bias {
+        Some(b) => shift.add(&flat(b)?, Scalar::Int(1))?,
+        None => shift,
+    };
+    let planes = input.sizes()[0] * c;
+    let inner = if planes == 0 {
+        0
+    } else {
+        x.numel() as i64 / planes
+    };
+    let out = channel_affine(&x, &scale, &shift, c, inner)?.to_dtype(dt, false)?;
+    let (save_mean, save_invstd) = if training {
+        (mean, invstd)
+    } else {
+        (Tensor::zeros(&[0], ct)?, Tensor::zeros(&[0], ct)?)
+    };
+    Ok((out, save_mean, save_invstd))
 }
+
+/// `x * scale[ch] + shift[ch]` where `ch` is the channel (dimension 1) of the contiguous `x`,
+/// whose planes hold `inner` elements each; `scale` and `shift` have `c` elements.
+fn channel_affine(
+    x: &Tensor,
+    scale: &Tensor,
+    shift: &Tensor,
+    c: i64,
+    inner: i64,
+) -> Result<Tensor> {
+    let (c, inner) = (c as usize, inner as usize);
+    macro_rules! run {
+        ($T:ty) => {{
+            let sc = scale.contiguous_vec::<$T>()?;
+            let sh = shift.contiguous_vec::<$T>()?;
+            with_slice::<$T, _>(x, |xs| {
+                filled_tensor::<$T>(&x.sizes(), |out| {
+                    if inner == 0 {
+                        return;
+                    }
+                    let body = |(p, (o, i)): (usize, (&mut [$T], &[$T]))| {
+                        let (a, b) = (sc[p % c], sh[p % c]);
+                        for (o, &v) in o.iter_mut().zip(i) {
+                            *o = v * a + b;
+                        }
+                    };
+                    if out.len() >= PARALLEL_ELEMS {
+                        out.par_chunks_mut(inner)
+                            .zip(xs.par_chunks(inner))
+                            .enumerate()
+                            .for_each(body);
+                    } else {
+                        out.chunks_mut(inner)
+                            .zip(xs.chunks(inner))
+                            .enumerate()
+                            .for_each(body);
+                    }
+                })
+            })?
+        }};
+    }
+    match x.dtype() {
+        DType::Float64 => run!(f64),
+        _ => run!(f32),
+    }
+}
+
+/// Elements from which the fused normalization kernels split work across threads.
+const PARALLEL_ELEMS: usize = 1 << 15;
 
 /// `layer_norm(input, normalized_shape, weight, bias, eps)` over the trailing dimensions.
 pub fn layer_norm(
@@ -182,12 +275,82 @@ pub fn layer_norm(
     let dt = input.dtype();
     let ct = stat_dtype(dt);
     let x = input.to_dtype(ct, false)?;
-    let dims: Vec<i64> = (sz.len() - k..sz.len()).map(|d| d as i64).collect();
-    let mean = x.mean(Some(&dims), true, None)?;
-    let var = x.var(Some(&dims), Some(0.0), true)?;
-    let w = weight.map(|t| t.to_dtype(ct, false)).transpose()?;
-    let b = bias.map(|t| t.to_dtype(ct, false)).transpose()?;
-    normalize(&x, &mean, &var, eps, w.as_ref(), b.as_ref())?.to_dtype(dt, false)
+    let x = x.contiguous()?;
+    let row: i64 = normalized_shape.iter().product();
+    let flat = |t: Option<&Tensor>| -> Result<Option<Tensor>> {
+        t.map(|t| t.to_dtype(ct, false)?.reshape(&[row]))
+            .transpose()
+    };
+    let (w, b) = (flat(weight)?, flat(bias)?);
+    rows_normalized(&x, row as usize, eps, w.as_ref(), b.as_ref())?.to_dtype(dt, false)
+}
+
+/// Layer normalization of each contiguous row of `row` elements of `x`: mean and biased
+/// variance accumulated in f64 (two passes), then `(v - mean) * rstd * w + b` in one pass.
+fn rows_normalized(
+    x: &Tensor,
+    row: usize,
+    eps: f64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+) -> Result<Tensor> {
+    macro_rules! run {
+        ($T:ty) => {{
+            let wv = weight.map(|t| t.contiguous_vec::<$T>()).transpose()?;
+            let bv = bias.map(|t| t.contiguous_vec::<$T>()).transpose()?;
+            with_slice::<$T, _>(x, |xs| {
+                filled_tensor::<$T>(&x.sizes(), |out| {
+                    if row == 0 {
+                        return;
+                    }
+                    let body = |(o, i): (&mut [$T], &[$T])| {
+                        let n = row as f64;
+                        let mean = i.iter().map(|&v| v as f64).sum::<f64>() / n;
+                        let var = i
+                            .iter()
+                            .map(|&v| {
+                                let d = v as f64 - mean;
+                                d * d
+                            })
+                            .sum::<f64>()
+                            / n;
+                        let rstd = (1.0 / (var + eps).sqrt()) as $T;
+                        let mean = mean as $T;
+                        match (&wv, &bv) {
+                            (Some(w), Some(b)) => {
+                                for (((o, &v), &w), &b) in o.iter_mut().zip(i).zip(w).zip(b) {
+                                    *o = (v - mean) * rstd * w + b;
+                                }
+                            }
+                            _ => {
+                                for (j, (o, &v)) in o.iter_mut().zip(i).enumerate() {
+                                    let mut y = (v - mean) * rstd;
+                                    if let Some(w) = &wv {
+                                        y = y * w[j];
+                                    }
+                                    if let Some(b) = &bv {
+                                        y = y + b[j];
+                                    }
+                                    *o = y;
+                                }
+                            }
+                        }
+                    };
+                    if out.len() >= PARALLEL_ELEMS {
+                        out.par_chunks_mut(row)
+                            .zip(xs.par_chunks(row))
+                            .for_each(body);
+                    } else {
+                        out.chunks_mut(row).zip(xs.chunks(row)).for_each(body);
+                    }
+                })
+            })?
+        }};
+    }
+    match x.dtype() {
+        DType::Float64 => run!(f64),
+        _ => run!(f32),
+    }
 }
 
 /// `group_norm(input, num_groups, weight, bias, eps)`: statistics per sample and channel group.

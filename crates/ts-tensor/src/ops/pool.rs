@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use crate::cpu::num::FloatMath;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -143,53 +144,105 @@ where
     (vals, idx)
 }
 
-/// Max over each window; NaN wins, ties keep the first position (ATen's order).
-fn max_kernel<T: Copy + Default + Send + Sync + PartialOrd>(
+/// The input positions `start..end` (stepping by `dil`) that output `o` of one axis reads,
+/// clipped to `0..len`: the first in-bounds tap and one past the last.
+fn taps(o: i64, k: i64, s: i64, p: i64, dil: i64, len: i64) -> (usize, usize) {
+    let mut start = o * s - p;
+    let end = (start + (k - 1) * dil + 1).min(len);
+    while start < 0 {
+        start += dil;
+    }
+    (start as usize, end.max(start) as usize)
+}
+
+/// Max over each window; NaN wins, ties keep the first position (ATen's order). Indices are
+/// only produced when `with_idx` (otherwise the second vector is empty).
+fn max_kernel<T: FloatMath + Default + Send + Sync>(
     x: &[T],
     g: &Pool,
-    is_nan: fn(T) -> bool,
-    lowest: T,
+    with_idx: bool,
 ) -> (Vec<T>, Vec<i64>) {
     let plane = (g.h * g.w) as usize;
     let oplane = (g.oh * g.ow) as usize;
-    per_plane(x, g.planes, plane, oplane, |src, out, idx| {
-        for oy in 0..g.oh {
-            let mut hs = oy * g.s[0] - g.p[0];
-            let he = (hs + (g.k[0] - 1) * g.d[0] + 1).min(g.h);
-            while hs < 0 {
-                hs += g.d[0];
+    let w = g.w as usize;
+    let (dh, dw) = (g.d[0] as usize, g.d[1] as usize);
+    let rows: Vec<(usize, usize)> = (0..g.oh)
+        .map(|o| taps(o, g.k[0], g.s[0], g.p[0], g.d[0], g.h))
+        .collect();
+    let cols: Vec<(usize, usize)> = (0..g.ow)
+        .map(|o| taps(o, g.k[1], g.s[1], g.p[1], g.d[1], g.w))
+        .collect();
+    let lowest = T::from_f64(f64::NEG_INFINITY);
+    // The maximum without branches on the data (random data defeats branch prediction), then
+    // the first position holding it; windows with a NaN take the exact scan.
+    let window = |src: &[T], (hs, he): (usize, usize), (ws, we): (usize, usize), idx: bool| {
+        let mut best = lowest;
+        let mut nan = false;
+        let mut y = hs;
+        while y < he {
+            let mut xx = y * w + ws;
+            let end = y * w + we;
+            while xx < end {
+                let v = src[xx];
+                nan |= v.is_nan();
+                best = if v > best { v } else { best };
+                xx += dw;
             }
-            for ox in 0..g.ow {
-                let mut ws = ox * g.s[1] - g.p[1];
-                let we = (ws + (g.k[1] - 1) * g.d[1] + 1).min(g.w);
-                while ws < 0 {
-                    ws += g.d[1];
-                }
-                let mut best = lowest;
-                let mut bi = hs * g.w + ws;
-                let mut y = hs;
-                'outer: while y < he {
-                    let mut xx = ws;
-                    while xx < we {
-                        let i = y * g.w + xx;
-                        let v = src[i as usize];
-                        if v > best || is_nan(v) {
-                            best = v;
-                            bi = i;
-                            if is_nan(v) {
-                                break 'outer;
-                            }
-                        }
-                        xx += g.d[1];
-                    }
-                    y += g.d[0];
-                }
-                let o = (oy * g.ow + ox) as usize;
-                out[o] = best;
-                idx[o] = bi;
-            }
+            y += dh;
         }
-    })
+        let first = hs * w + ws;
+        if !nan && !idx {
+            return (best, first);
+        }
+        let mut y = hs;
+        while y < he {
+            let mut xx = y * w + ws;
+            let end = y * w + we;
+            while xx < end {
+                let v = src[xx];
+                if if nan { v.is_nan() } else { v == best } {
+                    return (v, xx);
+                }
+                xx += dw;
+            }
+            y += dh;
+        }
+        (best, first)
+    };
+    let planes = g.planes;
+    let mut vals = vec![T::default(); planes * oplane];
+    if oplane == 0 {
+        return (vals, Vec::new());
+    }
+    if with_idx {
+        let mut idx = vec![0i64; planes * oplane];
+        vals.par_chunks_mut(oplane)
+            .zip(idx.par_chunks_mut(oplane))
+            .enumerate()
+            .for_each(|(i, (out, ix))| {
+                let src = &x[i * plane..(i + 1) * plane];
+                for (oy, &r) in rows.iter().enumerate() {
+                    for (ox, &c) in cols.iter().enumerate() {
+                        let (v, b) = window(src, r, c, true);
+                        out[oy * cols.len() + ox] = v;
+                        ix[oy * cols.len() + ox] = b as i64;
+                    }
+                }
+            });
+        (vals, idx)
+    } else {
+        vals.par_chunks_mut(oplane)
+            .enumerate()
+            .for_each(|(i, out)| {
+                let src = &x[i * plane..(i + 1) * plane];
+                for (oy, &r) in rows.iter().enumerate() {
+                    for (ox, &c) in cols.iter().enumerate() {
+                        out[oy * cols.len() + ox] = window(src, r, c, false).0;
+                    }
+                }
+            });
+        (vals, Vec::new())
+    }
 }
 
 macro_rules! by_dtype {
@@ -223,16 +276,28 @@ impl Tensor {
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let (g, shape) = geometry(self, kernel_size, stride, padding, dilation, ceil_mode)?;
+        let (vals, idx) = self.max_pool2d_values(&g, &shape, true)?;
+        Ok((vals, Tensor::from_vec(idx, &shape)?))
+    }
+
+    /// The max-pooling kernel on this tensor's dtype (through f64 for non-float types), with the
+    /// flat indices when `with_idx`.
+    fn max_pool2d_values(
+        &self,
+        g: &Pool,
+        shape: &[i64],
+        with_idx: bool,
+    ) -> Result<(Tensor, Vec<i64>)> {
         let dt = self.dtype();
         if dt == DType::Bool {
             return Err(crate::cpu::dispatch::not_implemented("max_pool2d", dt));
         }
         let (vals, idx) = by_dtype!(self, dt, T => {
             let x = self.contiguous_vec::<T>()?;
-            let (v, i) = max_kernel::<T>(&x, &g, |v: T| v.is_nan(), T::NEG_INFINITY);
-            (Tensor::from_vec(v, &shape)?, i)
+            let (v, i) = max_kernel::<T>(&x, g, with_idx);
+            (Tensor::from_vec(v, shape)?, i)
         });
-        Ok((vals.to_dtype(dt, false)?, Tensor::from_vec(idx, &shape)?))
+        Ok((vals.to_dtype(dt, false)?, idx))
     }
 
     /// `max_pool2d(kernel_size, stride, padding, dilation, ceil_mode)`.
@@ -244,9 +309,8 @@ impl Tensor {
         dilation: &[i64],
         ceil_mode: bool,
     ) -> Result<Tensor> {
-        Ok(self
-            .max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
-            .0)
+        let (g, shape) = geometry(self, kernel_size, stride, padding, dilation, ceil_mode)?;
+        Ok(self.max_pool2d_values(&g, &shape, false)?.0)
     }
 
     /// `max_pool1d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)` on `[N, C, L]`

@@ -1,0 +1,44 @@
+//! Contiguous tensors as slices: the safe bridge kernels use to read an operand in place and to
+//! fill a fresh output without building an intermediate `Vec`.
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// A fresh contiguous tensor of `shape` whose zero-initialised elements `fill` writes in place
+/// (saves the copy that building a `Vec` and wrapping it would cost).
+pub(crate) fn filled_tensor<T: Element>(
+    shape: &[i64],
+    fill: impl FnOnce(&mut [T]),
+) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, T::DTYPE)?;
+    let n = t.numel();
+    {
+        let m = t.meta();
+        // SAFETY: `t` was just created and no other handle to its storage exists; it is
+        // contiguous, suitably aligned and holds `n` zero-initialised elements of `T` (all-zero
+        // bytes are a valid value of every element type).
+        let s = unsafe { std::slice::from_raw_parts_mut(m.data_ptr() as *mut T, n) };
+        fill(s);
+    }
+    Ok(t)
+}
+
+/// Reads a contiguous tensor of element type `T` as a slice for the duration of `f`.
+pub(crate) fn with_slice<T: Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+    let m = t.meta();
+    if m.dtype != T::DTYPE || !m.is_contiguous() {
+        return Err(Error::runtime(
+            "internal error: kernel operand is not a contiguous tensor of its compute dtype",
+        ));
+    }
+    let n = m.numel();
+    if n == 0 {
+        return Ok(f(&[]));
+    }
+    // SAFETY: the tensor is contiguous with `n` elements of `T` starting at its data pointer,
+    // all inside its storage (checked when the view was made); the read guard keeps the
+    // metadata, and the handle keeps the storage, alive while `f` runs.
+    let s = unsafe { std::slice::from_raw_parts(m.data_ptr() as *const T, n) };
+    Ok(f(s))
+}

@@ -1,0 +1,459 @@
+//! Floating-point 2-d convolution as tiled im2col + GEMM. The output plane is cut into column
+//! tiles; each tile's patches are unfolded into a per-thread scratch buffer small enough to stay
+//! in cache (never a whole `[c * kh * kw, oh * ow]` matrix) and multiplied straight into the
+//! output, which the bias pre-fills. 1x1 stride-1 convolutions multiply the input in place.
+
+use std::cell::RefCell;
+
+use gemm::Parallelism;
+use rayon::prelude::*;
+
+use crate::cpu::contiguous::with_slice;
+use crate::cpu::im2col::Window;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// Bytes of unfolded patches per tile: about half of a typical per-core L2 cache.
+const TILE_BYTES: usize = 384 * 1024;
+/// The fewest output columns a tile gets (narrower tiles starve the GEMM micro-kernel).
+const MIN_TILE: usize = 48;
+/// Multiply-adds under which one tile's GEMM is not split across threads.
+const SERIAL_WORK: usize = 1 << 22;
+
+/// Float types the tiled convolution runs on (those the `gemm` crate multiplies).
+pub(crate) trait ConvFloat: Element + Default {
+    /// Multiplicative identity (the GEMM's scale factors).
+    const ONE: Self;
+    /// Runs `f` with this thread's scratch buffer of at least `len` elements.
+    fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
+}
+
+thread_local! {
+    static SCRATCH_F32: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH_F64: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+macro_rules! conv_float {
+    ($t:ty, $key:ident) => {
+        impl ConvFloat for $t {
+            const ONE: $t = 1.0;
+            fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [$t]) -> R) -> R {
+                $key.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut v) => {
+                        if v.len() < len {
+                            v.resize(len, 0.0);
+                        }
+                        f(&mut v[..len])
+                    }
+                    // Re-entered on this thread (a nested parallel region ran another tile
+                    // here): use a temporary buffer.
+                    Err(_) => f(&mut vec![0.0; len]),
+                })
+            }
+        }
+    };
+}
+conv_float!(f32, SCRATCH_F32);
+conv_float!(f64, SCRATCH_F64);
+
+/// The problem: batch, channels, output channels, groups and the window geometry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConvShape {
+    pub n: usize,
+    pub c: usize,
+    pub o: usize,
+    pub groups: usize,
+    pub win: Window,
+}
+
+/// A raw pointer that may cross threads; every task writes a disjoint part of the output.
+#[derive(Clone, Copy)]
+struct OutPtr<T>(*mut T);
+// SAFETY: tasks write disjoint output blocks (distinct batch/group rows or column ranges) while
+// the caller keeps the output tensor alive and unshared for the whole call.
+unsafe impl<T> Send for OutPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for OutPtr<T> {}
+
+impl<T> OutPtr<T> {
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+/// `dst[oc * l .. oc * l + width] = bias[oc]`: one tile's output rows start at `dst`.
+///
+/// # Safety
+/// `dst` must point at `bias.len()` rows of row stride `l` holding at least `width` writable
+/// elements each, which no other thread touches during the call.
+unsafe fn fill_bias<T: Copy>(dst: *mut T, bias: &[T], l: usize, width: usize) {
+    for (oc, &b) in bias.iter().enumerate() {
+        // SAFETY: row `oc`'s `width` elements are in bounds and exclusively ours (contract).
+        unsafe { std::slice::from_raw_parts_mut(dst.add(oc * l), width) }.fill(b);
+    }
+}
+
+/// Unfolds the patches of output columns `j0..j1` (flattened `oy * ow + ox`) of channels
+/// `planes` (`[cg, h, w]`) into `dst` (`[cg * kh * kw, j1 - j0]`), writing every element
+/// (padding taps as zeros).
+fn unfold_tile<T: Copy + Default>(planes: &[T], g: &Window, j0: usize, j1: usize, dst: &mut [T]) {
+    let tl = j1 - j0;
+    let plane = g.h * g.w;
+    let cg = planes.len() / plane.max(1);
+    let zero = T::default();
+    let mut row = 0;
+    for ci in 0..cg {
+        let src = &planes[ci * plane..(ci + 1) * plane];
+        for ki in 0..g.kh {
+            for kj in 0..g.kw {
+                let d = &mut dst[row * tl..(row + 1) * tl];
+                row += 1;
+                // Output columns `lo..hi` of a row read input column `ox * sw + shift`.
+                let shift = (kj * g.dw) as isize - g.pw as isize;
+                let (lo, hi) = valid_range(shift, g.sw, g.w, g.ow);
+                let mut j = j0;
+                while j < j1 {
+                    let (oy, ox0) = (j / g.ow, j % g.ow);
+                    let ox1 = g.ow.min(ox0 + (j1 - j));
+                    let seg = &mut d[j - j0..j - j0 + (ox1 - ox0)];
+                    j += ox1 - ox0;
+                    let iy = (oy * g.sh + ki * g.dh).checked_sub(g.ph);
+                    let Some(iy) = iy.filter(|&iy| iy < g.h) else {
+                        seg.fill(zero);
+                        continue;
+                    };
+                    let line = &src[iy * g.w..(iy + 1) * g.w];
+                    let a = lo.clamp(ox0, ox1);
+                    let b = hi.clamp(a, ox1);
+                    seg[..a - ox0].fill(zero);
+                    seg[b - ox0..].fill(zero);
+                    let body = &mut seg[a - ox0..b - ox0];
+                    if g.sw == 1 {
+                        let s0 = (a as isize + shift) as usize;
+                        body.copy_from_slice(&line[s0..s0 + body.len()]);
+                    } else {
+                        for (k, v) in body.iter_mut().enumerate() {
+                            *v = line[((a + k) as isize * g.sw as isize + shift) as usize];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The outputs `o` in `0..out` with `0 <= o * stride + shift < len`, as a range.
+pub(crate) fn valid_range(shift: isize, stride: usize, len: usize, out: usize) -> (usize, usize) {
+    let s = stride as isize;
+    let lo = if shift < 0 { (-shift + s - 1) / s } else { 0 };
+    let end = len as isize - shift;
+    let hi = if end <= 0 { 0 } else { (end + s - 1) / s };
+    let lo = (lo as usize).min(out);
+    (lo, (hi as usize).clamp(lo, out))
+}
+
+/// Geometry of one GEMM: `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, strides in elements.
+struct Mm<T> {
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: *mut T,
+    dst_rs: isize,
+    lhs: *const T,
+    lhs_rs: isize,
+    rhs: *const T,
+    rhs_rs: isize,
+    read_dst: bool,
+}
+
+impl<T: ConvFloat> Mm<T> {
+    /// Runs the product (row-major operands with unit column strides).
+    ///
+    /// # Safety
+    /// Every pointer must address a live buffer covering its `[rows, cols]` block with the given
+    /// row stride, `dst` must not overlap `lhs`/`rhs`, and no other thread may touch `dst`'s
+    /// block during the call.
+    unsafe fn run(&self, par: Parallelism) {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe {
+            gemm::gemm::<T>(
+                self.m,
+                self.n,
+                self.k,
+                self.dst,
+                1,
+                self.dst_rs,
+                self.read_dst,
+                self.lhs,
+                1,
+                self.lhs_rs,
+                self.rhs,
+                1,
+                self.rhs_rs,
+                T::ONE,
+                T::ONE,
+                false,
+                false,
+                false,
+                par,
+            )
+        }
+    }
+}
+
+/// `out = conv2d(x, w) + bias` for contiguous `x: [n, c, h, w]`, `w: [o, c / groups, kh, kw]`
+/// and `bias: [o]` of element type `T`; `out` is a fresh contiguous `[n, o, oh, ow]` tensor.
+pub(crate) fn conv2d_tiled<T: ConvFloat>(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    shape: ConvShape,
+    out: &Tensor,
+    threads: usize,
+) -> Result<()> {
+    let om = out.meta_snapshot();
+    if om.dtype != T::DTYPE
+        || !om.is_contiguous()
+        || om.numel() != shape.n * shape.o * shape.win.oh * shape.win.ow
+    {
+        return Err(Error::runtime(
+            "conv2d: internal error: output buffer does not match the problem",
+        ));
+    }
+    let optr = OutPtr(om.data_ptr() as *mut T);
+    with_slice::<T, _>(x, |xs| {
+        with_slice::<T, _>(w, |ws| match bias {
+            Some(b) => with_slice::<T, _>(b, |bs| {
+                conv2d_slices(xs, ws, Some(bs), shape, optr, threads)
+            })?,
+            None => conv2d_slices(xs, ws, None, shape, optr, threads),
+        })?
+    })?
+}
+
+/// [`conv2d_tiled`] on borrowed operands.
+fn conv2d_slices<T: ConvFloat>(
+    x: &[T],
+    w: &[T],
+    bias: Option<&[T]>,
+    s: ConvShape,
+    out: OutPtr<T>,
+    threads: usize,
+) -> Result<()> {
+    let g = s.win;
+    let (cg, og) = (s.c / s.groups, s.o / s.groups);
+    let kk = cg * g.kh * g.kw;
+    let l = g.oh * g.ow;
+    let plane = g.h * g.w;
+    if x.len() < s.n * s.c * plane
+        || w.len() < s.o * kk
+        || bias.is_some_and(|b| b.len() < s.o)
+        || l == 0
+        || s.n == 0
+        || og == 0
+    {
+        return if l == 0 || s.n == 0 || og == 0 {
+            Ok(())
+        } else {
+            Err(Error::runtime(
+                "conv2d: internal error: operand sizes do not match",
+            ))
+        };
+    }
+    let pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+    let pointwise = pointwise && g.oh == g.h && g.ow == g.w;
+    let tile = if pointwise {
+        l
+    } else {
+        (TILE_BYTES / (kk * std::mem::size_of::<T>()).max(1))
+            .max(MIN_TILE)
+            .min(l)
+    };
+    let tiles = l.div_ceil(tile);
+    let tasks = s.n * s.groups * tiles;
+    // Parallel over tiles when there are enough of them; otherwise inside each GEMM.
+    let outer = threads > 1 && tasks >= 2 * threads;
+    let one = |t: usize| {
+        let (bg, ti) = (t / tiles, t % tiles);
+        let (b, gi) = (bg / s.groups, bg % s.groups);
+        let (j0, j1) = (ti * tile, ((ti + 1) * tile).min(l));
+        let rows = (b * s.o + gi * og) * l;
+        let work = og * kk * (j1 - j0);
+        let par = if outer || threads <= 1 || work < SERIAL_WORK {
+            Parallelism::None
+        } else {
+            Parallelism::Rayon(threads)
+        };
+        let planes = &x[(b * s.c + gi * cg) * plane..(b * s.c + (gi + 1) * cg) * plane];
+        let filt = &w[gi * og * kk..(gi + 1) * og * kk];
+        // SAFETY: element `rows + j0` lies inside the `[n, o, l]` output (`b < n`, the group's
+        // first row `< o`, `j0 < l`).
+        let dst = unsafe { out.get().add(rows + j0) };
+        if let Some(bias) = bias {
+            // SAFETY: the block of `og` rows (stride `l`) by `j1 - j0` columns at `dst` is inside
+            // the output, and tasks partition (batch, group, tile), so only this task writes it.
+            unsafe { fill_bias(dst, &bias[gi * og..(gi + 1) * og], l, j1 - j0) };
+        }
+        let mm = |rhs: *const T, rhs_rs: usize| Mm {
+            m: og,
+            n: j1 - j0,
+            k: kk,
+            dst,
+            dst_rs: l as isize,
+            lhs: filt.as_ptr(),
+            lhs_rs: kk as isize,
+            rhs,
+            rhs_rs: rhs_rs as isize,
+            read_dst: bias.is_some(),
+        };
+        if pointwise {
+            // SAFETY: `filt` is `[og, kk]`, `planes` is `[kk, l]` (cg == kk planes of l) and the
+            // destination block `[og, l]` with row stride `l` is this task's, disjoint from
+            // both inputs (the output is a fresh tensor).
+            unsafe { mm(planes.as_ptr(), l).run(par) };
+        } else {
+            T::with_scratch(kk * (j1 - j0), |cols| {
+                unfold_tile(planes, &g, j0, j1, cols);
+                // SAFETY: `cols` is `[kk, j1 - j0]`, `filt` is `[og, kk]`, and the destination
+                // block (`og` rows of `j1 - j0` columns, row stride `l`) belongs to this task
+                // alone; the scratch buffer is thread-local, so no other task reads or writes it.
+                unsafe { mm(cols.as_ptr(), j1 - j0).run(par) };
+            });
+        }
+    };
+    if outer {
+        (0..tasks).into_par_iter().for_each(one);
+    } else {
+        (0..tasks).for_each(one);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Direct nested-loop convolution as the reference.
+    fn reference(x: &[f64], w: &[f64], bias: Option<&[f64]>, s: &ConvShape) -> Vec<f64> {
+        let g = &s.win;
+        let (cg, og) = (s.c / s.groups, s.o / s.groups);
+        let mut out = vec![0.0; s.n * s.o * g.oh * g.ow];
+        for b in 0..s.n {
+            for oc in 0..s.o {
+                let gi = oc / og;
+                for oy in 0..g.oh {
+                    for ox in 0..g.ow {
+                        let mut acc = bias.map(|v| v[oc]).unwrap_or(0.0);
+                        for ci in 0..cg {
+                            for ki in 0..g.kh {
+                                for kj in 0..g.kw {
+                                    let iy = (oy * g.sh + ki * g.dh) as isize - g.ph as isize;
+                                    let ix = (ox * g.sw + kj * g.dw) as isize - g.pw as isize;
+                                    if iy < 0 || ix < 0 || iy >= g.h as isize || ix >= g.w as isize
+                                    {
+                                        continue;
+                                    }
+                                    let xv = x[((b * s.c + gi * cg + ci) * g.h + iy as usize)
+                                        * g.w
+                                        + ix as usize];
+                                    let wv = w[((oc * cg + ci) * g.kh + ki) * g.kw + kj];
+                                    acc += xv * wv;
+                                }
+                            }
+                        }
+                        out[((b * s.o + oc) * g.oh + oy) * g.ow + ox] = acc;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn window(h: usize, w: usize, k: usize, stride: usize, pad: usize, dil: usize) -> Window {
+        let oh = (h + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+        let ow = (w + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+        Window {
+            h,
+            w,
+            kh: k,
+            kw: k,
+            sh: stride,
+            sw: stride,
+            ph: pad,
+            pw: pad,
+            dh: dil,
+            dw: dil,
+            oh,
+            ow,
+        }
+    }
+
+    fn check(s: ConvShape, with_bias: bool, threads: usize) {
+        let g = s.win;
+        let xs: Vec<f64> = (0..s.n * s.c * g.h * g.w)
+            .map(|i| ((i * 7919) % 23) as f64 - 11.0)
+            .collect();
+        let ws: Vec<f64> = (0..s.o * (s.c / s.groups) * g.kh * g.kw)
+            .map(|i| ((i * 104729) % 13) as f64 - 6.0)
+            .collect();
+        let bs: Vec<f64> = (0..s.o).map(|i| i as f64 * 0.5).collect();
+        let x = Tensor::from_vec(
+            xs.clone(),
+            &[s.n as i64, s.c as i64, g.h as i64, g.w as i64],
+        )
+        .unwrap();
+        let w = Tensor::from_vec(ws.clone(), &[ws.len() as i64]).unwrap();
+        let b = Tensor::from_vec(bs.clone(), &[s.o as i64]).unwrap();
+        let out = Tensor::zeros(
+            &[s.n as i64, s.o as i64, g.oh as i64, g.ow as i64],
+            crate::DType::Float64,
+        )
+        .unwrap();
+        conv2d_tiled::<f64>(&x, &w, with_bias.then_some(&b), s, &out, threads).unwrap();
+        let want = reference(&xs, &ws, with_bias.then_some(&bs[..]), &s);
+        assert_eq!(out.to_vec::<f64>(), want, "{s:?} bias={with_bias}");
+    }
+
+    #[test]
+    fn matches_direct_convolution() {
+        // Integer-valued data: every product and sum is exact, so results must be identical.
+        for (h, w, k, stride, pad, dil) in [
+            (7, 9, 3, 1, 1, 1),
+            (8, 8, 3, 2, 1, 1),
+            (9, 5, 2, 1, 0, 2),
+            (6, 6, 1, 1, 0, 1),
+            (6, 6, 1, 2, 0, 1),
+            (40, 37, 3, 1, 2, 1),
+            (5, 5, 5, 3, 4, 1),
+        ] {
+            for (c, o, groups) in [(3, 4, 1), (4, 6, 2)] {
+                for threads in [1, 2] {
+                    let s = ConvShape {
+                        n: 2,
+                        c,
+                        o,
+                        groups,
+                        win: window(h, w, k, stride, pad, dil),
+                    };
+                    check(s, true, threads);
+                    check(s, false, threads);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wide_planes_are_split_into_tiles() {
+        // 600 channels x 9 taps x 8 bytes leaves fewer columns per tile than the 30 x 30 plane.
+        let s = ConvShape {
+            n: 1,
+            c: 600,
+            o: 2,
+            groups: 1,
+            win: window(30, 30, 3, 1, 1, 1),
+        };
+        assert!(TILE_BYTES / (600 * 9 * 8) < 900);
+        check(s, true, 1);
+    }
+}
