@@ -9,7 +9,7 @@
 
 use ts_core::IValue;
 
-use crate::numbers::{floordiv_f, floordiv_i, mod_f, mod_i};
+use crate::numbers::{floordiv_f, floordiv_i_nonzero, mod_f, mod_i_nonzero};
 
 /// An int/float/bool operator with an inline fast path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,7 +97,8 @@ impl ScalarOp {
     }
 
     /// The result on two operands, or `None` when the generic operator must run.
-    #[inline]
+    // Always inlined: it is the interpreter's hottest path, and a call costs as much as the op.
+    #[inline(always)]
     pub fn eval2(self, a: &IValue, b: &IValue) -> Option<IValue> {
         use IValue::{Bool, Double, Int};
         use ScalarOp::*;
@@ -106,8 +107,8 @@ impl ScalarOp {
             (SubInt, Int(x), Int(y)) => Int(x.wrapping_sub(*y)),
             (MulInt, Int(x), Int(y)) => Int(x.wrapping_mul(*y)),
             (DivInt, Int(x), Int(y)) => Double(*x as f64 / *y as f64),
-            (FloorDivInt, Int(x), Int(y)) => Int(floordiv_i(*x, *y).ok()?),
-            (RemInt, Int(x), Int(y)) => Int(mod_i(*x, *y).ok()?),
+            (FloorDivInt, Int(x), Int(y)) => Int(floordiv_i_nonzero(*x, *y)?),
+            (RemInt, Int(x), Int(y)) => Int(mod_i_nonzero(*x, *y)?),
             (EqInt, Int(x), Int(y)) => Bool(x == y),
             (NeInt, Int(x), Int(y)) => Bool(x != y),
             (LtInt, Int(x), Int(y)) => Bool(x < y),
@@ -133,7 +134,7 @@ impl ScalarOp {
     }
 
     /// The result on one operand, or `None` when the generic operator must run.
-    #[inline]
+    #[inline(always)]
     pub fn eval1(self, a: &IValue) -> Option<IValue> {
         use IValue::{Bool, Double, Int};
         Some(match (self, a) {

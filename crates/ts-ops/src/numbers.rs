@@ -93,14 +93,19 @@ fn div_zero() -> Error {
 }
 
 /// Python floor division on ints.
-#[inline]
 pub fn floordiv_i(a: i64, b: i64) -> Result<i64, Error> {
+    floordiv_i_nonzero(a, b).ok_or_else(div_zero)
+}
+
+/// Python floor division on ints; `None` for a zero divisor.
+#[inline]
+pub fn floordiv_i_nonzero(a: i64, b: i64) -> Option<i64> {
     if b == 0 {
-        return Err(div_zero());
+        return None;
     }
     // Wrapping: `i64::MIN // -1` wraps as int64 arithmetic does instead of panicking.
     let q = a.wrapping_div(b);
-    Ok(if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
+    Some(if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
         q - 1
     } else {
         q
@@ -108,16 +113,23 @@ pub fn floordiv_i(a: i64, b: i64) -> Result<i64, Error> {
 }
 
 /// Python modulo on ints (sign of the divisor).
-#[inline]
 pub fn mod_i(a: i64, b: i64) -> Result<i64, Error> {
-    if b == 0 {
-        return Err(Error::new(
+    mod_i_nonzero(a, b).ok_or_else(|| {
+        Error::new(
             ErrorKind::ZeroDivisionError,
             "integer division or modulo by zero",
-        ));
+        )
+    })
+}
+
+/// Python modulo on ints; `None` for a zero divisor.
+#[inline]
+pub fn mod_i_nonzero(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
     }
     let r = a.wrapping_rem(b);
-    Ok(if r != 0 && ((r < 0) != (b < 0)) {
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
         r + b
     } else {
         r

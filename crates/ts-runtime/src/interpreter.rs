@@ -228,6 +228,33 @@ fn loop_continues(regs: &[IValue], i: u32, max: u32, cond: u32) -> bool {
     iv < mv && cv
 }
 
+/// Stores into a register. Overwriting a plain value (none, bool, int, float) needs no drop,
+/// so the common scalar case skips the out-of-line drop of the old value.
+#[inline(always)]
+fn set_reg(slot: &mut IValue, v: IValue) {
+    if matches!(
+        slot,
+        IValue::None | IValue::Bool(_) | IValue::Int(_) | IValue::Double(_)
+    ) {
+        // The old value owns nothing, so forgetting it leaks nothing.
+        std::mem::forget(std::mem::replace(slot, v));
+    } else {
+        *slot = v;
+    }
+}
+
+/// Copies a register's value; plain values are copied inline.
+#[inline(always)]
+fn copy_value(v: &IValue) -> IValue {
+    match v {
+        IValue::None => IValue::None,
+        IValue::Bool(b) => IValue::Bool(*b),
+        IValue::Int(i) => IValue::Int(*i),
+        IValue::Double(d) => IValue::Double(*d),
+        other => other.clone(),
+    }
+}
+
 /// Pushes a register operand, moving it out when `moved`.
 fn push_operand(regs: &mut [IValue], stack: &mut Stack, r: u32, moved: bool) {
     let v = if moved {
@@ -291,7 +318,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                         Err(e) => fail!(e),
                     },
                 };
-                regs[*out as usize] = v;
+                set_reg(&mut regs[*out as usize], v);
             }
             Instr::JfBin {
                 op,
@@ -338,15 +365,15 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                         }
                     }
                 };
-                regs[*out as usize] = v;
+                set_reg(&mut regs[*out as usize], v);
             }
             Instr::Copy { dst, src } => {
-                let v = regs[*src as usize].clone();
-                regs[*dst as usize] = v;
+                let v = copy_value(&regs[*src as usize]);
+                set_reg(&mut regs[*dst as usize], v);
             }
             Instr::MoveTo { dst, src } => {
                 let v = std::mem::take(&mut regs[*src as usize]);
-                regs[*dst as usize] = v;
+                set_reg(&mut regs[*dst as usize], v);
             }
             Instr::JfR { r, target } => match condition(&regs[*r as usize]) {
                 Ok(true) => {}
@@ -356,15 +383,15 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 }
                 Err(e) => fail!(e),
             },
-            Instr::Load(r) => stack.push(regs[*r as usize].clone()),
+            Instr::Load(r) => stack.push(copy_value(&regs[*r as usize])),
             Instr::Move(r) => stack.push(std::mem::take(&mut regs[*r as usize])),
             Instr::Store(r) => regs[*r as usize] = stack.pop().unwrap_or_default(),
             Instr::Drop => {
                 stack.pop();
             }
-            Instr::DropR(r) => regs[*r as usize] = IValue::None,
+            Instr::DropR(r) => set_reg(&mut regs[*r as usize], IValue::None),
             Instr::LoadC(k) => stack.push(code.constants[*k as usize].clone()),
-            Instr::SetInt(r, v) => regs[*r as usize] = IValue::Int(*v),
+            Instr::SetInt(r, v) => set_reg(&mut regs[*r as usize], IValue::Int(*v)),
             Instr::Uninitialized => stack.push(IValue::Uninitialized),
             Instr::Op(k) => {
                 if let Err(e) = (code.operations[*k as usize])(stack) {
@@ -397,7 +424,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
             }
             Instr::LoopNext { i, top } => {
                 let iv = regs[*i as usize].as_int().unwrap_or(0);
-                regs[*i as usize] = IValue::Int(iv.wrapping_add(1));
+                set_reg(&mut regs[*i as usize], IValue::Int(iv.wrapping_add(1)));
                 // Run the guard at `top` here rather than dispatching to it.
                 *pc = match code.instructions.get(*top as usize) {
                     Some(&Instr::LoopGuard { i, max, cond, exit }) => {
