@@ -2,6 +2,7 @@
 //! `jit/runtime/operator` and `register_*_ops`).
 
 pub mod containers;
+pub mod fast;
 pub mod matching;
 pub mod numbers;
 pub mod prim;
@@ -12,6 +13,7 @@ pub mod strings;
 pub mod tensor_ops;
 pub mod upgraders;
 
+pub use fast::ScalarOp;
 pub use registry::{
     op, registry, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
 };

@@ -94,11 +94,18 @@ fn div_zero() -> Error {
 
 /// Python floor division on ints.
 pub fn floordiv_i(a: i64, b: i64) -> Result<i64, Error> {
+    floordiv_i_nonzero(a, b).ok_or_else(div_zero)
+}
+
+/// Python floor division on ints; `None` for a zero divisor.
+#[inline]
+pub fn floordiv_i_nonzero(a: i64, b: i64) -> Option<i64> {
     if b == 0 {
-        return Err(div_zero());
+        return None;
     }
+    // Wrapping: `i64::MIN // -1` wraps as int64 arithmetic does instead of panicking.
     let q = a.wrapping_div(b);
-    Ok(if (a % b != 0) && ((a < 0) != (b < 0)) {
+    Some(if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
         q - 1
     } else {
         q
@@ -107,14 +114,22 @@ pub fn floordiv_i(a: i64, b: i64) -> Result<i64, Error> {
 
 /// Python modulo on ints (sign of the divisor).
 pub fn mod_i(a: i64, b: i64) -> Result<i64, Error> {
-    if b == 0 {
-        return Err(Error::new(
+    mod_i_nonzero(a, b).ok_or_else(|| {
+        Error::new(
             ErrorKind::ZeroDivisionError,
             "integer division or modulo by zero",
-        ));
+        )
+    })
+}
+
+/// Python modulo on ints; `None` for a zero divisor.
+#[inline]
+pub fn mod_i_nonzero(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
     }
     let r = a.wrapping_rem(b);
-    Ok(if r != 0 && ((r < 0) != (b < 0)) {
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
         r + b
     } else {
         r
@@ -122,6 +137,7 @@ pub fn mod_i(a: i64, b: i64) -> Result<i64, Error> {
 }
 
 /// Python modulo on floats (sign of the divisor).
+#[inline]
 pub fn mod_f(a: f64, b: f64) -> f64 {
     let r = a % b;
     if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
@@ -132,6 +148,7 @@ pub fn mod_f(a: f64, b: f64) -> f64 {
 }
 
 /// Python floor division on floats (PyTorch gives inf/nan for a zero divisor).
+#[inline]
 pub fn floordiv_f(a: f64, b: f64) -> f64 {
     if b == 0.0 {
         return a / b;
@@ -226,7 +243,7 @@ fn fmod(a: Num, b: Num) -> Result<Num, Error> {
             if y == 0 {
                 Err(div_zero())
             } else {
-                Ok(Num::F((x % y) as f64))
+                Ok(Num::F(x.wrapping_rem(y) as f64))
             }
         },
         |x, y| x % y,
@@ -362,7 +379,7 @@ fn un_float(r: &Registry, name: &str, f: fn(f64) -> f64) {
 
 fn gcd(mut a: i64, mut b: i64) -> i64 {
     while b != 0 {
-        let t = a % b;
+        let t = a.wrapping_rem(b);
         a = b;
         b = t;
     }
@@ -484,6 +501,11 @@ pub fn register(r: &Registry) {
         Ok(Num::I(a.f().is_finite() as i64))
     });
     register_log(r);
+    for &(name, fast) in crate::fast::SCALAR_OPS {
+        if name != "aten::__not__" {
+            r.set_scalar_op(name, fast);
+        }
+    }
 }
 
 fn register_log(r: &Registry) {

@@ -237,6 +237,7 @@ pub fn register(r: &Registry) {
         push(s, !b);
         Ok(())
     });
+    r.set_scalar_op("aten::__not__", crate::fast::ScalarOp::Not);
     for (name, to) in [
         ("aten::Int.Tensor", 'i'),
         ("aten::IntImplicit", 'i'),

@@ -13,6 +13,7 @@ use ts_core::{FunctionSchema, IValue, Symbol};
 use ts_ir::{Graph, NodeId};
 use ts_tensor::Error;
 
+use crate::fast::ScalarOp;
 use crate::matching::node_matches_schema;
 
 /// The interpreter's value stack.
@@ -70,6 +71,8 @@ impl std::fmt::Debug for Operator {
 pub struct Registry {
     by_symbol: RwLock<HashMap<Symbol, Vec<Arc<Operator>>>>,
     by_full_name: RwLock<HashMap<String, Arc<Operator>>>,
+    /// Overloads the interpreter may run inline (see [`crate::fast`]), by full name.
+    scalar_ops: RwLock<HashMap<String, ScalarOp>>,
 }
 
 /// Registration failures (a malformed schema is a programming error surfaced at startup).
@@ -86,6 +89,8 @@ impl Registry {
     fn insert(&self, op: Operator) -> Arc<Operator> {
         let op = Arc::new(op);
         let full = op.full_name();
+        // A new registration replaces the operation, so any inline version no longer applies.
+        self.scalar_ops.write().remove(&full);
         let mut by_name = self.by_full_name.write();
         let mut by_sym = self.by_symbol.write();
         let list = by_sym.entry(op.symbol).or_default();
@@ -122,6 +127,18 @@ impl Registry {
         let line = crate::schema_table::schema_line(full_name)
             .ok_or_else(|| Error::runtime(format!("no PyTorch schema named '{full_name}'")))?;
         self.register(line, op)
+    }
+
+    /// Records that the operator registered as `full_name` has the inline version `fast`.
+    pub fn set_scalar_op(&self, full_name: &str, fast: ScalarOp) {
+        if self.by_full_name.read().contains_key(full_name) {
+            self.scalar_ops.write().insert(full_name.to_string(), fast);
+        }
+    }
+
+    /// The inline version of the operator registered as `full_name`, if it has one.
+    pub fn scalar_op(&self, full_name: &str) -> Option<ScalarOp> {
+        self.scalar_ops.read().get(full_name).copied()
     }
 
     /// All overloads registered for a kind.

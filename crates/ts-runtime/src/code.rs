@@ -14,7 +14,7 @@ use std::sync::Arc;
 use ts_core::types::ClassMethod;
 use ts_core::{attr, prim, IValue, SourceRange, Symbol, Type, TypeRef};
 use ts_ir::{BlockId, Function, Graph, NodeId, ValueId};
-use ts_ops::Operation;
+use ts_ops::{Operation, ScalarOp};
 use ts_tensor::Error;
 
 /// One instruction.
@@ -83,6 +83,94 @@ pub enum Instr {
     Uninitialized,
     /// Return the values on the stack.
     Ret,
+    /// `reg[dst] = reg[src].clone()` (a fused `LOAD(src) STORE(dst)`).
+    Copy { dst: u32, src: u32 },
+    /// `reg[dst] = take(reg[src])` (a fused `MOVE(src) STORE(dst)`).
+    MoveTo { dst: u32, src: u32 },
+    /// Pop nothing: read register `r` as a bool and jump to `target` when false (a fused
+    /// `LOAD(r)`/`MOVE(r)` + `JF`; the condition holds no resources, so it is not cleared).
+    JfR { r: u32, target: u32 },
+    /// `reg[out] = op(reg[a], reg[b])` run inline; operation `k` runs instead (operands
+    /// pushed, moved out of their registers where bit 0 / bit 1 of `moves` says so) when the
+    /// operands are not the plain values `op` expects.
+    Bin {
+        op: ScalarOp,
+        moves: u8,
+        k: u32,
+        a: u32,
+        b: u32,
+        out: u32,
+    },
+    /// `reg[out] = op(reg[a])` run inline, else operation `k` (see [`Instr::Bin`]).
+    Un {
+        op: ScalarOp,
+        moves: u8,
+        k: u32,
+        a: u32,
+        out: u32,
+    },
+    /// `op(reg[a], reg[b])` as a condition: jump to `target` when false (a fused `Bin` + `JF`).
+    JfBin {
+        op: ScalarOp,
+        moves: u8,
+        k: u32,
+        a: u32,
+        b: u32,
+        target: u32,
+    },
+}
+
+impl Instr {
+    /// The jump targets of this instruction, for rewriting after instructions move.
+    fn targets_mut(&mut self) -> Vec<&mut u32> {
+        match self {
+            Instr::Jf(t) | Instr::Jmp(t) => vec![t],
+            Instr::LoopGuard { exit, .. } => vec![exit],
+            Instr::LoopNext { top, .. } => vec![top],
+            Instr::JfR { target, .. } | Instr::JfBin { target, .. } => vec![target],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Every register this instruction reads or writes.
+    fn registers(&self) -> Vec<u32> {
+        match *self {
+            Instr::Load(r)
+            | Instr::Move(r)
+            | Instr::Store(r)
+            | Instr::DropR(r)
+            | Instr::SetInt(r, _) => vec![r],
+            Instr::LoopGuard { i, max, cond, .. } => vec![i, max, cond],
+            Instr::LoopNext { i, .. } => vec![i],
+            Instr::Copy { dst, src } | Instr::MoveTo { dst, src } => vec![dst, src],
+            Instr::JfR { r, .. } => vec![r],
+            Instr::Bin { a, b, out, .. } => vec![a, b, out],
+            Instr::Un { a, out, .. } => vec![a, out],
+            Instr::JfBin { a, b, .. } => vec![a, b],
+            Instr::Drop
+            | Instr::LoadC(_)
+            | Instr::Op(_)
+            | Instr::Jf(_)
+            | Instr::Jmp(_)
+            | Instr::Call(..)
+            | Instr::CallMethod(..)
+            | Instr::Fork(..)
+            | Instr::Wait
+            | Instr::TupleConstruct(..)
+            | Instr::ListConstruct(..)
+            | Instr::DictConstruct(..)
+            | Instr::ListUnpack(_)
+            | Instr::TupleUnpack(_)
+            | Instr::TupleSlice(..)
+            | Instr::GetAttr(_)
+            | Instr::SetAttr(_)
+            | Instr::GetAttrByName(_)
+            | Instr::IsInstance(_)
+            | Instr::CreateObject(_)
+            | Instr::Uninitialized
+            | Instr::Ret => Vec::new(),
+        }
+    }
 }
 
 /// A linearized graph, shared by every execution of it.
@@ -93,6 +181,8 @@ pub struct Code {
     pub constants: Vec<IValue>,
     pub operations: Vec<Operation>,
     pub op_names: Vec<String>,
+    /// For each operation, its inline version when it has one.
+    pub op_scalar: Vec<Option<ScalarOp>>,
     /// Callees (each a `ts_ir::Function` behind the class-method handle).
     pub functions: Vec<Arc<dyn ClassMethod>>,
     pub forked: Vec<Arc<Code>>,
@@ -113,11 +203,61 @@ pub struct NodeInfo {
 }
 
 impl Code {
-    /// Linearizes `g`.
+    /// Linearizes `g` and fuses instruction sequences (see [`crate::peephole`]).
     pub fn new(g: &Graph, function_name: &str) -> Result<Code, Error> {
+        let mut code = Code::unoptimized(g, function_name)?;
+        crate::peephole::optimize(&mut code);
+        Ok(code)
+    }
+
+    /// Linearizes `g` one node at a time, without fusing instructions.
+    pub fn unoptimized(g: &Graph, function_name: &str) -> Result<Code, Error> {
         let mut b = Builder::new(g, function_name);
         b.emit_graph()?;
         Ok(b.code)
+    }
+
+    /// Replaces the instructions (with the node of each), rewriting jump targets through
+    /// `map` (old index to new index, with one entry past the end).
+    pub(crate) fn replace_instructions(
+        &mut self,
+        mut instructions: Vec<Instr>,
+        instr_nodes: Vec<Option<Arc<NodeInfo>>>,
+        map: &[u32],
+    ) {
+        for i in &mut instructions {
+            for t in i.targets_mut() {
+                *t = map.get(*t as usize).copied().unwrap_or(*t);
+            }
+        }
+        self.instructions = instructions;
+        self.instr_nodes = instr_nodes;
+    }
+
+    /// Indices that some instruction jumps to.
+    pub(crate) fn jump_targets(&self) -> Vec<bool> {
+        let mut t = vec![false; self.instructions.len() + 1];
+        for i in &self.instructions {
+            for x in i.clone().targets_mut() {
+                if let Some(slot) = t.get_mut(*x as usize) {
+                    *slot = true;
+                }
+            }
+        }
+        t
+    }
+
+    /// How many instructions mention each register.
+    pub(crate) fn register_uses(&self) -> Vec<u32> {
+        let mut n = vec![0u32; self.num_registers];
+        for i in &self.instructions {
+            for r in i.registers() {
+                if let Some(c) = n.get_mut(r as usize) {
+                    *c += 1;
+                }
+            }
+        }
+        n
     }
 }
 
@@ -140,6 +280,7 @@ impl<'g> Builder<'g> {
                 constants: Vec::new(),
                 operations: Vec::new(),
                 op_names: Vec::new(),
+                op_scalar: Vec::new(),
                 functions: Vec::new(),
                 forked: Vec::new(),
                 types: vec![Type::any()],
@@ -536,7 +677,11 @@ impl<'g> Builder<'g> {
                 let operation = opr.operation_for(g, n)?;
                 let k = self.code.operations.len() as u32;
                 self.code.operations.push(operation);
-                self.code.op_names.push(opr.full_name());
+                let full_name = opr.full_name();
+                self.code
+                    .op_scalar
+                    .push(ts_ops::registry().scalar_op(&full_name));
+                self.code.op_names.push(full_name);
                 self.load_inputs(n, &inputs);
                 self.emit(Instr::Op(k));
                 self.store_outputs(&outputs);
@@ -652,10 +797,55 @@ impl fmt::Display for Code {
                 Instr::CallMethod(k, n) => {
                     format!("CALL_METHOD {} ({n} args)", self.names[*k as usize])
                 }
+                Instr::Copy { dst, src } => format!("LOAD({src}) -> STORE({dst})"),
+                Instr::MoveTo { dst, src } => format!("MOVE({src}) -> STORE({dst})"),
+                Instr::JfR { r, target } => format!("LOAD({r}) -> JF({target})"),
+                Instr::Bin {
+                    op,
+                    moves,
+                    a,
+                    b,
+                    out,
+                    ..
+                } => format!(
+                    "FASTOP {}({}, {}) -> STORE({out})",
+                    op.name(),
+                    operand(*a, moves & 1 != 0),
+                    operand(*b, moves & 2 != 0)
+                ),
+                Instr::Un {
+                    op, moves, a, out, ..
+                } => format!(
+                    "FASTOP {}({}) -> STORE({out})",
+                    op.name(),
+                    operand(*a, moves & 1 != 0)
+                ),
+                Instr::JfBin {
+                    op,
+                    moves,
+                    a,
+                    b,
+                    target,
+                    ..
+                } => format!(
+                    "FASTOP {}({}, {}) -> JF({target})",
+                    op.name(),
+                    operand(*a, moves & 1 != 0),
+                    operand(*b, moves & 2 != 0)
+                ),
                 other => format!("{other:?}").to_uppercase(),
             };
             writeln!(f, "{pc:4} {text}")?;
         }
         Ok(())
+    }
+}
+
+/// A register operand as printed: `LOAD(r)`, or `MOVE(r)` at its last use.
+fn operand(r: u32, moved: bool) -> String {
+    if moved {
+        format!("MOVE({r})")
+    } else {
+        format!("LOAD({r})")
     }
 }

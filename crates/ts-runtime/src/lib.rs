@@ -6,6 +6,7 @@ pub mod code;
 pub mod error;
 pub mod executor;
 pub mod interpreter;
+pub mod peephole;
 pub mod run;
 
 pub use arguments::{bind_arguments, coerce};

@@ -183,3 +183,121 @@ fn plans_are_cached_per_argument_spec() {
     let text = ex.specialized_graph(&spec).to_string();
     assert!(text.contains("requires_grad=1"), "{text}");
 }
+
+// ---- Fused scalar instructions: the inline int/float/bool paths keep PyTorch's semantics ----
+
+/// Calls `name` and returns its tuple result's elements.
+fn call_tuple(cu: &CompilationUnit, name: &str, args: Vec<IValue>) -> Vec<IValue> {
+    let out = call_function(&func(cu, name), args).unwrap_or_else(|e| panic!("{e}"));
+    out.as_tuple().expect("a tuple").elements.clone()
+}
+
+const INT_OPS: &str = "from typing import Tuple\n\ndef ints(a: int, b: int) -> Tuple[int, int, int, int, int, bool, bool, bool, bool, bool, bool, int]:\n    return a + b, a - b, a * b, a // b, a % b, a == b, a != b, a < b, a <= b, a > b, a >= b, -a\n";
+
+#[test]
+fn fused_int_ops_floor_negatives_and_wrap_on_overflow() {
+    let cu = compile(INT_OPS);
+    let ints = |v: &[IValue]| -> Vec<i64> {
+        v.iter()
+            .map(|x| match x {
+                IValue::Int(i) => *i,
+                IValue::Bool(b) => *b as i64,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    let r = call_tuple(&cu, "ints", vec![IValue::Int(-7), IValue::Int(2)]);
+    assert_eq!(ints(&r), vec![-5, -9, -14, -4, 1, 0, 1, 1, 1, 0, 0, 7]);
+    let r = call_tuple(&cu, "ints", vec![IValue::Int(7), IValue::Int(-2)]);
+    assert_eq!(ints(&r), vec![5, 9, -14, -4, -1, 0, 1, 0, 0, 1, 1, -7]);
+    let r = call_tuple(&cu, "ints", vec![IValue::Int(i64::MAX), IValue::Int(1)]);
+    assert_eq!(r[0].as_int(), Some(i64::MIN));
+    let r = call_tuple(&cu, "ints", vec![IValue::Int(i64::MIN), IValue::Int(-1)]);
+    assert_eq!(r[2].as_int(), Some(i64::MIN));
+    assert_eq!(r[3].as_int(), Some(i64::MIN));
+    assert_eq!(r[4].as_int(), Some(0));
+    assert_eq!(r[11].as_int(), Some(i64::MIN));
+}
+
+#[test]
+fn fused_int_division_by_zero_raises_with_the_source_line() {
+    let cu = compile(
+        "def fdiv(a: int, b: int) -> int:\n    c = a + 1\n    return c // b\n\ndef fmod(a: int, b: int) -> int:\n    c = a + 1\n    return c % b\n",
+    );
+    let e = call_function(&func(&cu, "fdiv"), vec![IValue::Int(1), IValue::Int(0)]).unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::ZeroDivisionError, "{text}");
+    assert!(text.ends_with("division by 0"), "{text}");
+    assert!(text.contains("line 3, in fdiv"), "{text}");
+    assert!(text.contains("return c // b"), "{text}");
+    let e = call_function(&func(&cu, "fmod"), vec![IValue::Int(1), IValue::Int(0)]).unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::ZeroDivisionError, "{text}");
+    assert!(
+        text.ends_with("integer division or modulo by zero"),
+        "{text}"
+    );
+    assert!(text.contains("line 7, in fmod"), "{text}");
+}
+
+#[test]
+fn fused_float_ops_follow_python() {
+    let cu = compile(
+        "from typing import Tuple\n\ndef floats(a: float, b: float) -> Tuple[float, float, float, float, float, float, bool, bool]:\n    return a + b, a - b, a * b, a / b, a // b, a % b, a < b, a == b\n",
+    );
+    let r = call_tuple(
+        &cu,
+        "floats",
+        vec![IValue::Double(-7.5), IValue::Double(2.0)],
+    );
+    let f: Vec<f64> = r[..6].iter().map(|v| v.as_double().unwrap()).collect();
+    assert_eq!(f, vec![-5.5, -9.5, -15.0, -3.75, -4.0, 0.5]);
+    assert_eq!(r[6].as_bool(), Some(true));
+    assert_eq!(r[7].as_bool(), Some(false));
+    // A zero divisor gives inf/nan as in PyTorch; NaN compares false.
+    let r = call_tuple(
+        &cu,
+        "floats",
+        vec![IValue::Double(1.0), IValue::Double(0.0)],
+    );
+    assert_eq!(r[3].as_double(), Some(f64::INFINITY));
+    assert_eq!(r[4].as_double(), Some(f64::INFINITY));
+    assert!(r[5].as_double().unwrap().is_nan());
+    let r = call_tuple(
+        &cu,
+        "floats",
+        vec![IValue::Double(f64::NAN), IValue::Double(1.0)],
+    );
+    assert_eq!(r[6].as_bool(), Some(false));
+    assert_eq!(r[7].as_bool(), Some(false));
+}
+
+#[test]
+fn mixed_int_and_float_operands_use_the_generic_operators() {
+    let cu = compile(
+        "from typing import Tuple\n\ndef mixed(a: int, x: float) -> Tuple[float, float, bool, float]:\n    return a + x, x * a, a < x, a / 2\n",
+    );
+    let r = call_tuple(&cu, "mixed", vec![IValue::Int(3), IValue::Double(0.5)]);
+    assert_eq!(r[0].as_double(), Some(3.5));
+    assert_eq!(r[1].as_double(), Some(1.5));
+    assert_eq!(r[2].as_bool(), Some(false));
+    assert_eq!(r[3].as_double(), Some(1.5));
+}
+
+#[test]
+fn fused_loops_with_branches_compute_the_same_as_python() {
+    let cu = compile(
+        "def scalar_loop(n: int) -> int:\n    acc = 0\n    for i in range(n):\n        if i % 3 == 0:\n            acc += i\n        else:\n            acc -= 1\n    return acc\n\ndef collatz(n: int) -> int:\n    steps = 0\n    while n != 1:\n        if n % 2 == 0:\n            n = n // 2\n        else:\n            n = 3 * n + 1\n        steps += 1\n    return steps\n\ndef flag(n: int) -> int:\n    c = 0\n    b = False\n    for i in range(n):\n        b = not b\n        if b:\n            c += 1\n    return c\n",
+    );
+    let run = |name: &str, n: i64| {
+        call_function(&func(&cu, name), vec![IValue::Int(n)])
+            .unwrap()
+            .as_int()
+            .unwrap()
+    };
+    let expect: i64 = (0..1000).map(|i| if i % 3 == 0 { i } else { -1 }).sum();
+    assert_eq!(run("scalar_loop", 1000), expect);
+    assert_eq!(run("scalar_loop", 0), 0);
+    assert_eq!(run("collatz", 27), 111);
+    assert_eq!(run("flag", 7), 4);
+}

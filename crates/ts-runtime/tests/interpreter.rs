@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ts_core::{attr, prim, FunctionSchema, IValue, Source, SourceRange, Type};
 use ts_ir::{parse_ir, Function, Graph};
 use ts_ops::{op, registry};
-use ts_runtime::{call_function, executor_of, run_graph, Code};
+use ts_runtime::{call_function, executor_of, run_graph, Code, Instr};
 use ts_tensor::{DType, ErrorKind, Tensor};
 
 #[test]
@@ -189,4 +189,123 @@ fn unknown_operators_are_reported() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("expected 1 arguments"), "{e}");
+}
+
+// ---- Peephole fusion: graph in, code out ----
+
+const SCALAR_LOOP_IR: &str = "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %one : int = prim::Constant[value=1]()\n  %three : int = prim::Constant[value=3]()\n  %r : int = prim::Loop(%n, %t, %zero)\n    block0(%i : int, %acc : int):\n      %m : int = aten::remainder(%i, %three)\n      %e : bool = aten::eq(%m, %zero)\n      %next : int = prim::If(%e)\n        block0():\n          %a : int = aten::add(%acc, %i)\n          -> (%a)\n        block1():\n          %b : int = aten::sub(%acc, %one)\n          -> (%b)\n      -> (%t, %next)\n  return (%r)\n";
+
+/// The instructions between a loop's guard and its back edge.
+fn loop_body(code: &Code) -> Vec<String> {
+    let text = code.to_string();
+    let lines: Vec<String> = text.lines().skip(1).map(|l| l[5..].to_string()).collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("LOOPGUARD"))
+        .unwrap();
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("LOOPNEXT"))
+        .unwrap();
+    lines[start + 1..end].to_vec()
+}
+
+#[test]
+fn scalar_ops_fuse_into_register_instructions() {
+    let g = parse_ir(SCALAR_LOOP_IR).unwrap();
+    let plain = Code::unoptimized(&g, "f").unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    let body = loop_body(&code);
+    assert!(loop_body(&plain).len() > 2 * body.len(), "{code}");
+    // The loop index copy, remainder into a register, compare-and-jump, add/sub into the
+    // branch result, and the back edge's parallel assignment as register moves.
+    let text = body.join("\n");
+    for want in [
+        "LOAD(",
+        "FASTOP aten::remainder.int(LOAD(",
+        "FASTOP aten::eq.int(MOVE(",
+        "-> JF(",
+        "FASTOP aten::add.int(",
+        "FASTOP aten::sub.int(",
+        "MOVE(",
+    ] {
+        assert!(text.contains(want), "missing {want}:\n{code}");
+    }
+    // No stack traffic is left: every instruction reads and writes registers.
+    assert!(
+        body.iter()
+            .all(|l| l.contains("->") || l.starts_with("JMP") || l.starts_with("DROPR")),
+        "{code}"
+    );
+    for n in [0, 1, 10, 11] {
+        let want: i64 = (0..n).map(|i| if i % 3 == 0 { i } else { -1 }).sum();
+        assert_eq!(
+            run_graph(&g, vec![IValue::Int(n)]).unwrap()[0].as_int(),
+            Some(want)
+        );
+    }
+}
+
+#[test]
+fn unfused_ops_pass_values_on_the_stack() {
+    // `STORE(r) MOVE(r)` of a value used once disappears: the result stays on the stack.
+    let g = parse_ir(
+        "graph(%x : Tensor):\n  %two : int = prim::Constant[value=2]()\n  %y : Tensor = aten::mul(%x, %two)\n  %z : Tensor = aten::neg(%y)\n  return (%z)\n",
+    )
+    .unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    let ops: Vec<&Instr> = code.instructions.iter().collect();
+    let mul = ops
+        .iter()
+        .position(|i| matches!(i, Instr::Op(_)))
+        .unwrap_or_else(|| panic!("{code}"));
+    assert!(matches!(ops[mul + 1], Instr::Op(_)), "{code}");
+    let x = Tensor::from_vec(vec![1.5f32], &[1]).unwrap();
+    let out = run_graph(&g, vec![IValue::Tensor(x)]).unwrap();
+    assert_eq!(out[0].as_tensor().unwrap().to_vec::<f32>(), vec![-3.0]);
+}
+
+#[test]
+fn fused_ops_fall_back_on_unexpected_operand_tags() {
+    // `aten::add.int` / `aten::lt.int` given a bool operand: the inline path declines and the
+    // generic operator (which reads bools as ints) runs, in a plain op and in a compare+jump.
+    let g = parse_ir(
+        "graph(%a : int, %b : int):\n  %s : int = aten::add(%a, %b)\n  %c : bool = aten::lt(%a, %b)\n  %r : int = prim::If(%c)\n    block0():\n      -> (%s)\n    block1():\n      %n : int = aten::neg(%s)\n      -> (%n)\n  return (%r)\n",
+    )
+    .unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    let text = code.to_string();
+    assert!(text.contains("FASTOP aten::add.int("), "{text}");
+    assert!(text.contains("FASTOP aten::lt.int("), "{text}");
+    assert!(text.contains("FASTOP aten::neg.int("), "{text}");
+    let out = run_graph(&g, vec![IValue::Bool(true), IValue::Int(2)]).unwrap();
+    assert_eq!(out[0].as_int(), Some(3));
+    let out = run_graph(&g, vec![IValue::Int(5), IValue::Bool(true)]).unwrap();
+    assert_eq!(out[0].as_int(), Some(-6));
+}
+
+#[test]
+fn parallel_assignments_become_register_copies_only_when_safe() {
+    // A loop swapping its two carried values: the back edge's stores read each other's
+    // registers, so they must stay a stack-mediated parallel assignment.
+    let g = parse_ir(
+        "graph(%n : int, %a0 : int, %b0 : int):\n  %t : bool = prim::Constant[value=1]()\n  %r1 : int, %r2 : int = prim::Loop(%n, %t, %a0, %b0)\n    block0(%i : int, %a : int, %b : int):\n      -> (%t, %b, %a)\n  %d : int = aten::sub(%r1, %r2)\n  return (%d)\n",
+    )
+    .unwrap();
+    for n in 0..4 {
+        let out = run_graph(&g, vec![IValue::Int(n), IValue::Int(10), IValue::Int(3)]).unwrap();
+        let want = if n % 2 == 0 { 7 } else { -7 };
+        assert_eq!(out[0].as_int(), Some(want), "n = {n}");
+    }
+}
+
+#[test]
+fn errors_in_fused_ops_point_at_the_op() {
+    let g = parse_ir(
+        "graph(%a : int, %b : int):\n  %one : int = prim::Constant[value=1]()\n  %c : int = aten::add(%a, %one)\n  %d : int = aten::floordiv(%c, %b)\n  return (%d)\n",
+    )
+    .unwrap();
+    let e = run_graph(&g, vec![IValue::Int(1), IValue::Int(0)]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ZeroDivisionError);
+    assert!(e.to_string().ends_with("division by 0"), "{e}");
 }
