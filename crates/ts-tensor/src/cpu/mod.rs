@@ -16,3 +16,4 @@ pub(crate) mod iter;
 pub(crate) mod loops;
 pub(crate) mod num;
 pub(crate) mod reduce;
+pub(crate) mod simd;

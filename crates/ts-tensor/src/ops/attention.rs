@@ -7,17 +7,14 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::factory::ones;
 use crate::ops::norm::{dropout, layer_norm};
+use crate::ops::scan::SoftmaxKind;
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 
 /// Softmax over the last dimension where rows that are entirely `-inf` give zeros instead of
 /// NaN (ATen's `_safe_softmax`, used by the math attention path).
 fn safe_softmax(scores: &Tensor) -> Result<Tensor> {
-    let p = scores.softmax(-1, None)?;
-    let dead = scores
-        .eq_scalar(Scalar::Float(f64::NEG_INFINITY))?
-        .all(Some(&[-1]), true)?;
-    p.masked_fill(&dead, Scalar::Float(0.0))
+    scores.softmax_impl(-1, None, SoftmaxKind::SafeSoftmax)
 }
 
 /// Applies an attention mask to scores: a bool mask keeps `true` positions, a float mask adds.
@@ -129,18 +126,31 @@ fn mha(
             query.sizes().as_slice()
         )));
     }
-    let w = qkv_weight.chunk(3, 0)?;
-    let b = match qkv_bias {
-        Some(b) => b.chunk(3, 0)?.into_iter().map(Some).collect(),
-        None => vec![None, None, None],
+    let (q, k, v) = if Tensor::is_same(query, key) && Tensor::is_same(key, value) {
+        // Self-attention: one product with the stacked weights, split afterwards.
+        let qkv = query.linear(qkv_weight, qkv_bias)?.chunk(3, -1)?;
+        (qkv[0].clone(), qkv[1].clone(), qkv[2].clone())
+    } else {
+        let w = qkv_weight.chunk(3, 0)?;
+        let b = match qkv_bias {
+            Some(b) => b.chunk(3, 0)?.into_iter().map(Some).collect(),
+            None => vec![None, None, None],
+        };
+        (
+            query.linear(&w[0], b[0].as_ref())?,
+            key.linear(&w[1], b[1].as_ref())?,
+            value.linear(&w[2], b[2].as_ref())?,
+        )
     };
-    let q = heads(&query.linear(&w[0], b[0].as_ref())?, num_heads)?;
-    let k = heads(&key.linear(&w[1], b[1].as_ref())?, num_heads)?;
-    let v = heads(&value.linear(&w[2], b[2].as_ref())?, num_heads)?;
     let d = embed_dim / num_heads;
-    let mut scores = q
-        .matmul(&k.transpose(-2, -1)?)?
-        .mul_scalar(Scalar::Float(1.0 / (d as f64).sqrt()))?;
+    // The scale goes on q (ATen's `transform_bias_rescale_qkv` does the same): L x d elements
+    // instead of L x L scores.
+    let q = heads(
+        &q.mul_scalar(Scalar::Float(1.0 / (d as f64).sqrt()))?,
+        num_heads,
+    )?;
+    let (k, v) = (heads(&k, num_heads)?, heads(&v, num_heads)?);
+    let mut scores = q.matmul(&k.transpose(-2, -1)?)?;
     if let Some(m) = mask {
         scores = apply_mask(&scores, &shape_mask(m, mask_type)?, false)?;
     }

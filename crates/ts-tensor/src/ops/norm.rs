@@ -5,6 +5,8 @@
 use rayon::prelude::*;
 
 use crate::cpu::contiguous::{filled_tensor, with_slice};
+use crate::cpu::num::{FloatMath, OpNum};
+use crate::cpu::simd::simd_dispatch;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::generator::Generator;
@@ -285,8 +287,7 @@ pub fn layer_norm(
     rows_normalized(&x, row as usize, eps, w.as_ref(), b.as_ref())?.to_dtype(dt, false)
 }
 
-/// Layer normalization of each contiguous row of `row` elements of `x`: mean and biased
-/// variance accumulated in f64 (two passes), then `(v - mean) * rstd * w + b` in one pass.
+/// Layer normalization of each contiguous row of `row` elements of `x`.
 fn rows_normalized(
     x: &Tensor,
     row: usize,
@@ -298,44 +299,13 @@ fn rows_normalized(
         ($T:ty) => {{
             let wv = weight.map(|t| t.contiguous_vec::<$T>()).transpose()?;
             let bv = bias.map(|t| t.contiguous_vec::<$T>()).transpose()?;
+            let (wv, bv) = (wv.as_deref(), bv.as_deref());
             with_slice::<$T, _>(x, |xs| {
                 filled_tensor::<$T>(&x.sizes(), |out| {
                     if row == 0 {
                         return;
                     }
-                    let body = |(o, i): (&mut [$T], &[$T])| {
-                        let n = row as f64;
-                        let mean = i.iter().map(|&v| v as f64).sum::<f64>() / n;
-                        let var = i
-                            .iter()
-                            .map(|&v| {
-                                let d = v as f64 - mean;
-                                d * d
-                            })
-                            .sum::<f64>()
-                            / n;
-                        let rstd = (1.0 / (var + eps).sqrt()) as $T;
-                        let mean = mean as $T;
-                        match (&wv, &bv) {
-                            (Some(w), Some(b)) => {
-                                for (((o, &v), &w), &b) in o.iter_mut().zip(i).zip(w).zip(b) {
-                                    *o = (v - mean) * rstd * w + b;
-                                }
-                            }
-                            _ => {
-                                for (j, (o, &v)) in o.iter_mut().zip(i).enumerate() {
-                                    let mut y = (v - mean) * rstd;
-                                    if let Some(w) = &wv {
-                                        y = y * w[j];
-                                    }
-                                    if let Some(b) = &bv {
-                                        y = y + b[j];
-                                    }
-                                    *o = y;
-                                }
-                            }
-                        }
-                    };
+                    let body = |(o, i): (&mut [$T], &[$T])| layer_norm_row_simd(i, o, eps, wv, bv);
                     if out.len() >= PARALLEL_ELEMS {
                         out.par_chunks_mut(row)
                             .zip(xs.par_chunks(row))
@@ -350,6 +320,55 @@ fn rows_normalized(
     match x.dtype() {
         DType::Float64 => run!(f64),
         _ => run!(f32),
+    }
+}
+
+/// Sum of `f(v)` over `i` in f64, in eight independent partial sums (vectorizable).
+#[inline(always)]
+fn lane_sum<F: OpNum>(i: &[F], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let mut chunks = i.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += f(v.to_f64());
+        }
+    }
+    let mut s: f64 = chunks.remainder().iter().map(|&v| f(v.to_f64())).sum();
+    for a in acc {
+        s += a;
+    }
+    s
+}
+
+simd_dispatch!(fn layer_norm_row_simd<F: FloatMath>(i: &[F], o: &mut [F], eps: f64, w: Option<&[F]>, b: Option<&[F]>) = layer_norm_row;);
+
+/// One row of layer normalization: mean and biased variance accumulated in f64 (two passes),
+/// then `(v - mean) * rstd * w + b`.
+#[inline(always)]
+fn layer_norm_row<F: FloatMath>(i: &[F], o: &mut [F], eps: f64, w: Option<&[F]>, b: Option<&[F]>) {
+    let n = i.len() as f64;
+    let mean = lane_sum(i, |v| v) / n;
+    let var = lane_sum(i, |v| (v - mean) * (v - mean)) / n;
+    let rstd = F::from_f64(1.0 / (var + eps).sqrt());
+    let mean = F::from_f64(mean);
+    match (w, b) {
+        (Some(w), Some(b)) => {
+            for (((o, &v), &w), &b) in o.iter_mut().zip(i).zip(w).zip(b) {
+                *o = (v - mean) * rstd * w + b;
+            }
+        }
+        _ => {
+            for (j, (o, &v)) in o.iter_mut().zip(i).enumerate() {
+                let mut y = (v - mean) * rstd;
+                if let Some(w) = w {
+                    y = y * w[j];
+                }
+                if let Some(b) = b {
+                    y = y + b[j];
+                }
+                *o = y;
+            }
+        }
     }
 }
 

@@ -595,3 +595,51 @@ impl Tensor {
         Ok((vals.to_dtype(dt, false)?, Tensor::from_vec(idx, &shape)?))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plane(v: &[f32], h: i64, w: i64) -> Tensor {
+        Tensor::from_vec(v.to_vec(), &[1, 1, h, w]).unwrap()
+    }
+
+    #[test]
+    fn max_pool_ties_keep_the_first_position_and_nan_wins() {
+        // One 2x3 window per output (kernel 2x3): ties -> first index; -0.0 vs 0.0 is a tie.
+        let x = plane(&[1., 5., 5., 0., 5., 2.], 2, 3);
+        let (v, i) = x
+            .max_pool2d_with_indices(&[2, 3], &[], &[0], &[1], false)
+            .unwrap();
+        assert_eq!((v.to_vec::<f32>(), i.to_vec::<i64>()), (vec![5.], vec![1]));
+        let x = plane(&[-0.0, 0.0, -1., -2., -3., -4.], 2, 3);
+        let (v, i) = x
+            .max_pool2d_with_indices(&[2, 3], &[], &[0], &[1], false)
+            .unwrap();
+        assert_eq!(i.to_vec::<i64>(), vec![0]);
+        assert!(v.to_vec::<f32>()[0].is_sign_negative());
+        // The first NaN wins, values and index alike (with and without indices).
+        let x = plane(&[1., 9., f32::NAN, 3., f32::NAN, 2.], 2, 3);
+        let (v, i) = x
+            .max_pool2d_with_indices(&[2, 3], &[], &[0], &[1], false)
+            .unwrap();
+        assert!(v.to_vec::<f32>()[0].is_nan());
+        assert_eq!(i.to_vec::<i64>(), vec![2]);
+        let v = x.max_pool2d(&[2, 3], &[], &[0], &[1], false).unwrap();
+        assert!(v.to_vec::<f32>()[0].is_nan());
+    }
+
+    #[test]
+    fn max_pool_padding_stride_and_dilation() {
+        // 4x4 ramp, kernel 3, stride 2, padding 1: windows clipped at the border.
+        let x = plane(&(0..16).map(|v| v as f32).collect::<Vec<_>>(), 4, 4);
+        let (v, i) = x
+            .max_pool2d_with_indices(&[3], &[2], &[1], &[1], false)
+            .unwrap();
+        assert_eq!(v.to_vec::<f32>(), vec![5., 7., 13., 15.]);
+        assert_eq!(i.to_vec::<i64>(), vec![5, 7, 13, 15]);
+        // Dilation 2 over the same ramp (kernel 2): taps (y, x) and (y + 2, x + 2).
+        let v = x.max_pool2d(&[2], &[1], &[0], &[2], false).unwrap();
+        assert_eq!(v.to_vec::<f32>(), vec![10., 11., 14., 15.]);
+    }
+}

@@ -4,7 +4,9 @@
 
 use rayon::prelude::*;
 
+use crate::cpu::contiguous::{filled_tensor, with_slice};
 use crate::cpu::num::FloatMath;
+use crate::cpu::simd::simd_dispatch;
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, ErrorKind, Result};
@@ -31,19 +33,32 @@ where
     };
     let msizes = moved.sizes();
     let row = *msizes.last().unwrap_or(&1) as usize;
-    let data: Vec<T> = moved.contiguous_vec::<T>()?;
-    let mut out: Vec<U> = vec![U::default(); data.len()];
-    if row > 0 {
-        out.par_chunks_mut(row)
-            .zip(data.par_chunks(row))
-            .for_each(|(o, i)| f(i, o));
-    }
-    let r = Tensor::from_vec(out, &msizes)?;
+    // Rows are read in place and results written straight into the new tensor.
+    let src = moved.to_dtype(T::DTYPE, false)?.contiguous()?;
+    let r = with_slice::<T, _>(&src, |data| {
+        filled_tensor::<U>(&msizes, |out| {
+            if row == 0 {
+                return;
+            }
+            if data.len() >= PARALLEL_ELEMS {
+                out.par_chunks_mut(row)
+                    .zip(data.par_chunks(row))
+                    .for_each(|(o, i)| f(i, o));
+            } else {
+                out.chunks_mut(row)
+                    .zip(data.chunks(row))
+                    .for_each(|(o, i)| f(i, o));
+            }
+        })
+    })??;
     if nd == 0 {
         return r.reshape(&[]);
     }
     r.movedim(-1, d as i64)?.contiguous()
 }
+
+/// Elements from which row-wise kernels split rows across threads.
+const PARALLEL_ELEMS: usize = 1 << 15;
 
 /// Like [`rowwise`] with a second, int64 output (sort indices).
 pub(crate) fn rowwise_indexed<T>(
@@ -150,7 +165,13 @@ impl Tensor {
         self.copy_(&r)
     }
 
-    fn softmax_impl(&self, dim: i64, dtype: Option<DType>, log: bool) -> Result<Tensor> {
+    pub(crate) fn softmax_impl(
+        &self,
+        dim: i64,
+        dtype: Option<DType>,
+        kind: SoftmaxKind,
+    ) -> Result<Tensor> {
+        let log = kind == SoftmaxKind::LogSoftmax;
         let result = dtype.unwrap_or_else(|| self.dtype());
         if !result.is_floating_point() {
             let last = self.dim() == 0 || wrap_dim(dim, self.dim())? + 1 == self.dim();
@@ -171,51 +192,93 @@ impl Tensor {
         // Computed in the result's op type (float32 for float32 and half types), as ATen does.
         let out = if result == DType::Float64 {
             let x = self.to_dtype(DType::Float64, false)?;
-            rowwise::<f64, f64>(&x, dim, |i, o| softmax_row(i, o, log))?
+            rowwise::<f64, f64>(&x, dim, |i, o| softmax_row_simd(i, o, kind))?
         } else {
             let x = self.to_dtype(DType::Float32, false)?;
-            rowwise::<f32, f32>(&x, dim, |i, o| softmax_row(i, o, log))?
+            rowwise::<f32, f32>(&x, dim, |i, o| softmax_row_simd(i, o, kind))?
         };
         out.to_dtype(result, false)
     }
 
     /// `softmax(dim, dtype)`: `exp(x - max) / sum(exp(x - max))` along `dim`.
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        self.softmax_impl(dim, dtype, false)
+        self.softmax_impl(dim, dtype, SoftmaxKind::Softmax)
     }
 
     /// `log_softmax(dim, dtype)`: `x - max - log(sum(exp(x - max)))` along `dim`.
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        self.softmax_impl(dim, dtype, true)
+        self.softmax_impl(dim, dtype, SoftmaxKind::LogSoftmax)
     }
 }
 
-/// One row of (log-)softmax. An infinite maximum makes the row NaN, as in ATen.
-fn softmax_row<F: FloatMath>(i: &[F], o: &mut [F], log: bool) {
-    let mut m = F::from_f64(f64::NEG_INFINITY);
-    for &x in i {
-        if x.is_nan() || m.is_nan() {
-            m = F::from_f64(f64::NAN);
-        } else if x > m {
-            m = x;
+/// Which normalization [`softmax_row`] computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SoftmaxKind {
+    /// `exp(x - max) / sum`.
+    Softmax,
+    /// `x - max - log(sum)`.
+    LogSoftmax,
+    /// Softmax whose fully masked rows (every element `-inf`) are zeros instead of NaN, as
+    /// attention wants.
+    SafeSoftmax,
+}
+
+simd_dispatch!(fn softmax_row_simd<F: FloatMath>(i: &[F], o: &mut [F], kind: SoftmaxKind) = softmax_row;);
+
+/// One row of (log-)softmax. An infinite maximum makes the row NaN, as in ATen (except fully
+/// masked rows of [`SoftmaxKind::SafeSoftmax`]). Written as separate max / exp / sum / scale
+/// passes without branches on the data so that each loop vectorizes.
+#[inline(always)]
+fn softmax_row<F: FloatMath>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
+    // Maximum over eight independent lanes (a single running maximum is a serial chain).
+    let lowest = F::from_f64(f64::NEG_INFINITY);
+    let mut lanes = [lowest; 8];
+    let mut nan = false;
+    let mut chunks = i.chunks_exact(8);
+    for c in &mut chunks {
+        for (m, &x) in lanes.iter_mut().zip(c) {
+            nan |= x.is_nan();
+            *m = if x > *m { x } else { *m };
+        }
+    }
+    let mut m = lowest;
+    for &x in chunks.remainder().iter().chain(&lanes) {
+        nan |= x.is_nan();
+        m = if x > m { x } else { m };
+    }
+    if nan {
+        m = F::from_f64(f64::NAN);
+    } else if kind == SoftmaxKind::SafeSoftmax && m == F::from_f64(f64::NEG_INFINITY) {
+        o.fill(F::zero());
+        return;
+    }
+    for (&a, b) in i.iter().zip(o.iter_mut()) {
+        *b = (a - m).exp();
+    }
+    // Eight partial sums: independent additions the compiler can keep in vector lanes.
+    let mut acc = [F::zero(); 8];
+    let mut chunks = o.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = *a + v;
         }
     }
     let mut s = F::zero();
-    for (&a, b) in i.iter().zip(o.iter_mut()) {
-        let e = (a - m).exp();
-        if !log {
-            *b = e;
-        }
-        s = s + e;
+    for &v in chunks.remainder() {
+        s = s + v;
     }
-    if log {
+    for a in acc {
+        s = s + a;
+    }
+    if kind == SoftmaxKind::LogSoftmax {
         let l = s.ln();
         for (&a, b) in i.iter().zip(o.iter_mut()) {
             *b = a - m - l;
         }
     } else {
+        let r = F::one() / s;
         for b in o.iter_mut() {
-            *b = *b / s;
+            *b = *b * r;
         }
     }
 }
@@ -226,6 +289,32 @@ mod tests {
 
     fn f32s(v: &[f32], s: &[i64]) -> Tensor {
         Tensor::from_vec(v.to_vec(), s).unwrap()
+    }
+
+    #[test]
+    fn softmax_rows_longer_than_the_lanes() {
+        // 19 elements: eight-lane chunks plus a remainder, the maximum in the remainder.
+        let v: Vec<f32> = (0..19).map(|i| (i as f32) * 0.25).collect();
+        let got = f32s(&v, &[19]).softmax(0, None).unwrap().to_vec::<f32>();
+        let m = v[18] as f64;
+        let s: f64 = v.iter().map(|&x| (x as f64 - m).exp()).sum();
+        for (g, &x) in got.iter().zip(&v) {
+            assert!((*g as f64 - (x as f64 - m).exp() / s).abs() < 1e-6);
+        }
+        let mut with_nan = v.clone();
+        with_nan[11] = f32::NAN;
+        let got = f32s(&with_nan, &[19]).softmax(0, None).unwrap();
+        assert!(got.to_vec::<f32>().iter().all(|x| x.is_nan()));
+    }
+
+    #[test]
+    fn safe_softmax_zeroes_fully_masked_rows() {
+        let inf = f32::NEG_INFINITY;
+        let x = f32s(&[inf, inf, inf, 0.0, inf, 0.0], &[2, 3]);
+        let safe = x.softmax_impl(-1, None, SoftmaxKind::SafeSoftmax).unwrap();
+        assert_eq!(safe.to_vec::<f32>(), vec![0.0, 0.0, 0.0, 0.5, 0.0, 0.5]);
+        let plain = x.softmax(-1, None).unwrap().to_vec::<f32>();
+        assert!(plain[..3].iter().all(|v| v.is_nan()));
     }
 
     #[test]

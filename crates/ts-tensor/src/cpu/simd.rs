@@ -1,0 +1,62 @@
+//! Runtime CPU-feature dispatch for auto-vectorized kernels. [`simd_dispatch!`] declares a
+//! function that runs an `#[inline(always)]` kernel code-generated for AVX2 + FMA when the CPU
+//! has them (8-lane vectors instead of the baseline's 4), and as baseline code otherwise. The
+//! arithmetic is the same either way: Rust never contracts `a * b + c` into an FMA by itself.
+
+/// Whether this CPU supports AVX2 and FMA (the detection result is cached by std).
+#[inline(always)]
+pub(crate) fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `simd_dispatch!(vis fn name<T: Bound>(args) -> Ret = kernel;)` declares `name`, which calls
+/// `kernel(args)` (an `#[inline(always)]` function) inside a copy compiled for AVX2 + FMA when
+/// the CPU supports them.
+macro_rules! simd_dispatch {
+    ($vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)? = $k:path;) => {
+        $vis fn $name<$($g: $b),*>($($a: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                /// The kernel code-generated for AVX2 + FMA.
+                ///
+                /// # Safety
+                /// The CPU must support AVX2 and FMA.
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn avx2<$($g: $b),*>($($a: $t),*) $(-> $r)? {
+                    $k($($a),*)
+                }
+                if $crate::cpu::simd::has_avx2_fma() {
+                    // SAFETY: `avx2` only needs AVX2 and FMA, which this CPU was just found to
+                    // support.
+                    return unsafe { avx2($($a),*) };
+                }
+            }
+            $k($($a),*)
+        }
+    };
+}
+pub(crate) use simd_dispatch;
+
+#[cfg(test)]
+mod tests {
+    #[inline(always)]
+    fn halves_sum(v: &[f32], scale: f32) -> f32 {
+        v.iter().map(|&x| x * scale).sum()
+    }
+
+    simd_dispatch!(fn dispatched<>(v: &[f32], scale: f32) -> f32 = halves_sum;);
+
+    #[test]
+    fn dispatched_kernel_matches_the_plain_one() {
+        let v: Vec<f32> = (0..100).map(|i| i as f32).collect();
+        assert_eq!(dispatched(&v, 0.5), halves_sum(&v, 0.5));
+        assert_eq!(dispatched(&v, 0.5), 2475.0);
+    }
+}
