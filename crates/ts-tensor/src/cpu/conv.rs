@@ -453,7 +453,7 @@ mod tests {
             groups: 1,
             win: window(30, 30, 3, 1, 1, 1),
         };
-        assert!(TILE_BYTES / (600 * 9 * 8) < 900);
+        const { assert!(TILE_BYTES / (600 * 9 * 8) < 900) };
         check(s, true, 1);
     }
 }
