@@ -42,3 +42,34 @@ pub(crate) fn with_slice<T: Element, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -
     let s = unsafe { std::slice::from_raw_parts(m.data_ptr() as *const T, n) };
     Ok(f(s))
 }
+
+/// Elements from which [`map_rows`] splits rows across threads.
+const PARALLEL_ELEMS: usize = 1 << 15;
+
+/// A fresh tensor shaped like the contiguous `x` (element type `T`) whose `row`-element rows are
+/// `f(row_index, input_row, output_row)`, run in parallel when the tensor is large.
+pub(crate) fn map_rows<T: Element, U: Element>(
+    x: &Tensor,
+    row: usize,
+    f: impl Fn(usize, &[T], &mut [U]) + Sync,
+) -> Result<Tensor> {
+    use rayon::prelude::*;
+    with_slice::<T, _>(x, |xs| {
+        filled_tensor::<U>(&x.sizes(), |out| {
+            if row == 0 {
+                return;
+            }
+            if out.len() >= PARALLEL_ELEMS {
+                out.par_chunks_mut(row)
+                    .zip(xs.par_chunks(row))
+                    .enumerate()
+                    .for_each(|(p, (o, i))| f(p, i, o));
+            } else {
+                out.chunks_mut(row)
+                    .zip(xs.chunks(row))
+                    .enumerate()
+                    .for_each(|(p, (o, i))| f(p, i, o));
+            }
+        })
+    })?
+}

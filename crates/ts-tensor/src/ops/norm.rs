@@ -2,9 +2,7 @@
 //! `group_norm`, `instance_norm`) and `dropout`, composed from the crate's reductions and
 //! broadcasting arithmetic. Half-precision inputs are computed in f32.
 
-use rayon::prelude::*;
-
-use crate::cpu::contiguous::{filled_tensor, with_slice};
+use crate::cpu::contiguous::map_rows;
 use crate::cpu::num::{FloatMath, OpNum};
 use crate::cpu::simd::simd_dispatch;
 use crate::dtype::DType;
@@ -200,30 +198,12 @@ fn channel_affine(
         ($T:ty) => {{
             let sc = scale.contiguous_vec::<$T>()?;
             let sh = shift.contiguous_vec::<$T>()?;
-            with_slice::<$T, _>(x, |xs| {
-                filled_tensor::<$T>(&x.sizes(), |out| {
-                    if inner == 0 {
-                        return;
-                    }
-                    let body = |(p, (o, i)): (usize, (&mut [$T], &[$T]))| {
-                        let (a, b) = (sc[p % c], sh[p % c]);
-                        for (o, &v) in o.iter_mut().zip(i) {
-                            *o = v * a + b;
-                        }
-                    };
-                    if out.len() >= PARALLEL_ELEMS {
-                        out.par_chunks_mut(inner)
-                            .zip(xs.par_chunks(inner))
-                            .enumerate()
-                            .for_each(body);
-                    } else {
-                        out.chunks_mut(inner)
-                            .zip(xs.chunks(inner))
-                            .enumerate()
-                            .for_each(body);
-                    }
-                })
-            })?
+            map_rows::<$T, $T>(x, inner, |p, i, o| {
+                let (a, b) = (sc[p % c], sh[p % c]);
+                for (o, &v) in o.iter_mut().zip(i) {
+                    *o = v * a + b;
+                }
+            })
         }};
     }
     match x.dtype() {
@@ -231,9 +211,6 @@ fn channel_affine(
         _ => run!(f32),
     }
 }
-
-/// Elements from which the fused normalization kernels split work across threads.
-const PARALLEL_ELEMS: usize = 1 << 15;
 
 /// `layer_norm(input, normalized_shape, weight, bias, eps)` over the trailing dimensions.
 pub fn layer_norm(
@@ -300,21 +277,7 @@ fn rows_normalized(
             let wv = weight.map(|t| t.contiguous_vec::<$T>()).transpose()?;
             let bv = bias.map(|t| t.contiguous_vec::<$T>()).transpose()?;
             let (wv, bv) = (wv.as_deref(), bv.as_deref());
-            with_slice::<$T, _>(x, |xs| {
-                filled_tensor::<$T>(&x.sizes(), |out| {
-                    if row == 0 {
-                        return;
-                    }
-                    let body = |(o, i): (&mut [$T], &[$T])| layer_norm_row_simd(i, o, eps, wv, bv);
-                    if out.len() >= PARALLEL_ELEMS {
-                        out.par_chunks_mut(row)
-                            .zip(xs.par_chunks(row))
-                            .for_each(body);
-                    } else {
-                        out.chunks_mut(row).zip(xs.chunks(row)).for_each(body);
-                    }
-                })
-            })?
+            map_rows::<$T, $T>(x, row, |_, i, o| layer_norm_row_simd(i, o, eps, wv, bv))
         }};
     }
     match x.dtype() {

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::cpu::contiguous::{filled_tensor, with_slice};
+use crate::cpu::contiguous::map_rows;
 use crate::cpu::num::FloatMath;
 use crate::cpu::simd::simd_dispatch;
 use crate::dtype::DType;
@@ -35,30 +35,12 @@ where
     let row = *msizes.last().unwrap_or(&1) as usize;
     // Rows are read in place and results written straight into the new tensor.
     let src = moved.to_dtype(T::DTYPE, false)?.contiguous()?;
-    let r = with_slice::<T, _>(&src, |data| {
-        filled_tensor::<U>(&msizes, |out| {
-            if row == 0 {
-                return;
-            }
-            if data.len() >= PARALLEL_ELEMS {
-                out.par_chunks_mut(row)
-                    .zip(data.par_chunks(row))
-                    .for_each(|(o, i)| f(i, o));
-            } else {
-                out.chunks_mut(row)
-                    .zip(data.chunks(row))
-                    .for_each(|(o, i)| f(i, o));
-            }
-        })
-    })??;
+    let r = map_rows::<T, U>(&src, row, |_, i, o| f(i, o))?;
     if nd == 0 {
         return r.reshape(&[]);
     }
     r.movedim(-1, d as i64)?.contiguous()
 }
-
-/// Elements from which row-wise kernels split rows across threads.
-const PARALLEL_ELEMS: usize = 1 << 15;
 
 /// Like [`rowwise`] with a second, int64 output (sort indices).
 pub(crate) fn rowwise_indexed<T>(
