@@ -1,6 +1,24 @@
 //! Matrix products: `mm`, `bmm`, `mv`, `dot`, `matmul`, `addmm`, `baddbmm`, `addmv`, `linear`,
 //! `outer`. Floating dtypes run the strided GEMM of `cpu::gemm` (transposed and expanded operands
 //! are read in place); integers use a wrapping row-parallel loop.
+//!
+//! The submodules are the rest of `torch.linalg`, in pure Rust: LAPACK-style factorizations
+//! (`lu`, `qr`, `cholesky`, `eigh`, `ldl`), a Jacobi `svd`, and the tensor-level operators
+//! built on them (`decompose`, `solve`, `functions`).
+
+mod cholesky;
+mod decompose;
+mod eigh;
+pub mod functions;
+mod ldl;
+mod lu;
+pub(crate) mod mat;
+mod qr;
+mod real;
+mod solve;
+mod svd;
+
+pub use functions::{linalg_multi_dot, parse_str_ord, MatrixNormOrd};
 
 use rayon::prelude::*;
 
