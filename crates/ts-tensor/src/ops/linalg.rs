@@ -17,6 +17,8 @@ mod qr;
 mod real;
 mod solve;
 mod svd;
+#[cfg(test)]
+mod tensor_tests;
 
 pub use functions::{linalg_multi_dot, parse_str_ord, MatrixNormOrd};
 
