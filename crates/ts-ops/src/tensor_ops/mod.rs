@@ -11,6 +11,7 @@ mod attention;
 mod conv_pool;
 mod creation;
 mod derived;
+mod linalg;
 mod nn;
 mod queries;
 mod reductions;
@@ -39,6 +40,7 @@ pub fn register(r: &Registry) {
     conv_pool::register(r);
     rnn::register(r);
     attention::register(r);
+    linalg::register(r);
     derived::register(r);
 }
 

@@ -333,44 +333,6 @@ pub fn register(r: &Registry) {
             .sub(a.t(1)?, ONE)?
             .norm(Some(a.s(2)?), None, false, None)
     });
-    def(r, "aten::linalg_matrix_norm", |a| {
-        // ord 1/-1: max/min over columns of the absolute column sums; inf/-inf: over rows.
-        let (x, dims, keep) = (a.t(0)?, a.ints(2)?, a.b(3)?);
-        if dims.len() != 2 {
-            return Err(Error::runtime(
-                "linalg.matrix_norm: dim must be a 2-tuple of ints",
-            ));
-        }
-        let ord = a.s(1)?.to_f64();
-        let (sum_dim, pick_dim) = if ord.abs() == 1.0 {
-            (dims[0], dims[1])
-        } else if ord.is_infinite() {
-            (dims[1], dims[0])
-        } else {
-            return Err(Error::runtime(format!(
-                "linalg.matrix_norm: ord={ord} needs singular values, which torchscript-rs does not implement"
-            )));
-        };
-        let sums = x.abs()?.sum(Some(&[sum_dim]), true, a.dtype(4)?)?;
-        let picked = if ord > 0.0 {
-            sums.amax(&[pick_dim], true)?
-        } else {
-            sums.amin(&[pick_dim], true)?
-        };
-        if keep {
-            Ok(picked)
-        } else {
-            picked.squeeze_dims(&dims)
-        }
-    });
-    def(r, "aten::linalg_matrix_norm.str_ord", |a| {
-        match a.str(1)? {
-            "fro" => a.t(0)?.norm(None, Some(&a.ints(2)?), a.b(3)?, a.dtype(4)?),
-            other => Err(Error::runtime(format!(
-                "linalg.matrix_norm: ord='{other}' is not implemented in torchscript-rs"
-            ))),
-        }
-    });
     def(r, "aten::mse_loss", |a| {
         reduce(a.t(0)?.sub(a.t(1)?, ONE)?.square()?, a.int(2)?)
     });

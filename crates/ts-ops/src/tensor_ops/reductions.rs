@@ -110,11 +110,6 @@ pub fn register(r: &Registry) {
         a.t(0)?
             .norm(Some(a.s(1)?), a.oints(2)?.as_deref(), a.b(3)?, a.dtype(4)?)
     });
-    def(r, "aten::linalg_norm", |a| {
-        // Without `ord`, the 2-norm of the flattened input (Frobenius for matrices).
-        a.t(0)?
-            .norm(a.os(1)?, a.oints(2)?.as_deref(), a.b(3)?, a.dtype(4)?)
-    });
     def(r, "aten::frobenius_norm.dim", |a| {
         a.t(0)?.norm(None, Some(&a.ints(1)?), a.b(2)?, None)
     });
