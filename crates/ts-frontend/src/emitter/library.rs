@@ -361,6 +361,63 @@ def shape(a: Tensor) -> List[int]:
     return a.size()
 "#;
 
+/// Python functions of `torch` (`torch/functional.py`) that PyTorch compiles from source, as
+/// extra overloads of the builtin of the same name: `torch.norm` with a string order and
+/// `torch.tensordot` with `dims` as a count or a pair of lists.
+const TORCH_OVERLOAD_SOURCE: &str = r#"
+def norm(self: Tensor, p: str = "fro", dim: Optional[List[int]] = None, keepdim: bool = False, out: Optional[Tensor] = None, dtype: Optional[int] = None) -> Tensor:
+    if p == "fro":
+        use_vector = True
+        if dim is not None:
+            use_vector = len(dim) <= 2
+        if use_vector:
+            if out is None:
+                return torch.linalg.vector_norm(self, 2, dim, keepdim, dtype=dtype)
+            return torch.linalg.vector_norm(self, 2, dim, keepdim, dtype=dtype, out=out)
+    dims: List[int] = []
+    if dim is None:
+        for i in range(self.dim()):
+            dims.append(i)
+    else:
+        dims = dim
+    if out is None:
+        return torch.linalg.matrix_norm(self, p, dims, keepdim, dtype=dtype)
+    return torch.linalg.matrix_norm(self, p, dims, keepdim, dtype=dtype, out=out)
+
+def norm(self: Tensor, p: str, dim: int, keepdim: bool = False, out: Optional[Tensor] = None, dtype: Optional[int] = None) -> Tensor:
+    if p != "fro":
+        return torch.linalg.matrix_norm(self, p, [dim], keepdim, dtype=dtype)
+    if out is None:
+        return torch.linalg.vector_norm(self, 2, [dim], keepdim, dtype=dtype)
+    return torch.linalg.vector_norm(self, 2, [dim], keepdim, dtype=dtype, out=out)
+
+def tensordot(a: Tensor, b: Tensor, dims: int = 2, out: Optional[Tensor] = None) -> Tensor:
+    if dims < 0:
+        raise RuntimeError("tensordot expects dims >= 0, but got dims=" + str(dims))
+    if dims > min(a.dim(), b.dim()):
+        raise RuntimeError("tensordot expects dims < ndim_a or ndim_b, but got dims=" + str(dims))
+    dims_a: List[int] = []
+    dims_b: List[int] = []
+    for i in range(dims):
+        dims_a.append(i - dims)
+        dims_b.append(i)
+    if out is None:
+        return torch.tensordot(a, b, dims_a, dims_b)
+    return torch.tensordot(a, b, dims_a, dims_b, out=out)
+
+def tensordot(a: Tensor, b: Tensor, dims: Tuple[List[int], List[int]], out: Optional[Tensor] = None) -> Tensor:
+    if out is None:
+        return torch.tensordot(a, b, dims[0], dims[1])
+    return torch.tensordot(a, b, dims[0], dims[1], out=out)
+
+def tensordot(a: Tensor, b: Tensor, dims: List[List[int]], out: Optional[Tensor] = None) -> Tensor:
+    if len(dims) != 2:
+        raise RuntimeError("tensordot expects dims to be a pair of lists")
+    if out is None:
+        return torch.tensordot(a, b, dims[0], dims[1])
+    return torch.tensordot(a, b, dims[0], dims[1], out=out)
+"#;
+
 /// Python functions of `torch.nn.functional` whose TorchScript name differs (boolean dispatch).
 const FUNCTIONAL_ALIASES: &[(&str, &str)] = &[
     ("max_pool1d", "_max_pool1d"),
@@ -371,7 +428,19 @@ const FUNCTIONAL_ALIASES: &[(&str, &str)] = &[
 
 /// Names defined in the library that are builtin overloads rather than functionals.
 const OVERLOAD_NAMES: &[&str] = &[
-    "add", "mul", "ne", "eq", "sub", "div", "lt", "le", "gt", "ge", "floordiv",
+    "add",
+    "mul",
+    "ne",
+    "eq",
+    "sub",
+    "div",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "floordiv",
+    "norm",
+    "tensordot",
 ];
 
 struct Library {
@@ -409,7 +478,7 @@ fn build_library() -> CResult<Library> {
     let mut chunks: Vec<(String, String)> = Vec::new();
     let mut cur = String::new();
     let mut cur_name = String::new();
-    for line in LIBRARY_SOURCE.lines() {
+    for line in LIBRARY_SOURCE.lines().chain(TORCH_OVERLOAD_SOURCE.lines()) {
         if let Some(rest) = line.strip_prefix("def ") {
             if !cur.trim().is_empty() {
                 chunks.push((cur_name.clone(), std::mem::take(&mut cur)));
