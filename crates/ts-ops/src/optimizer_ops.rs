@@ -29,7 +29,7 @@ fn fast_for_reduce(lhs: &Tensor, rhs: &Tensor) -> bool {
 }
 
 fn mm_tree_reduce(inputs: Vec<Tensor>) -> Result<Tensor, Error> {
-    if inputs.is_empty() || inputs.len() % 2 != 0 {
+    if inputs.is_empty() || !inputs.len().is_multiple_of(2) {
         return Err(Error::runtime(
             "prim::MMTreeReduce expects an even, non-zero number of operands",
         ));

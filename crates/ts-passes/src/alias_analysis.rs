@@ -575,7 +575,7 @@ impl AliasDb {
             edited.entry(w).or_default().union_with(&pre[e]);
         }
         let mut locations = pre;
-        for e in 0..self.elements.len() {
+        for (e, loc) in locations.iter_mut().enumerate() {
             if self.elements[e].values.is_empty() {
                 continue;
             }
@@ -583,8 +583,8 @@ impl AliasDb {
                 continue;
             };
             if let Some(ed) = edited.get(&w) {
-                if locations[e].intersects(ed) {
-                    locations[e].set(w);
+                if loc.intersects(ed) {
+                    loc.set(w);
                 }
             }
         }

@@ -216,10 +216,10 @@ fn independent(g: &mut Graph, mut mms: Vec<NodeId>, db: &AliasDb) -> Vec<NodeId>
     let mut keep: Vec<Option<NodeId>> = mms.into_iter().map(Some).collect();
     for i in 0..keep.len() {
         let Some(a) = keep[i] else { continue };
-        for j in i + 1..keep.len() {
-            let Some(b) = keep[j] else { continue };
+        for slot in keep.iter_mut().skip(i + 1) {
+            let Some(b) = *slot else { continue };
             if !db.could_move_before_topologically(g, b, a) {
-                keep[j] = None;
+                *slot = None;
             }
         }
     }
@@ -310,7 +310,7 @@ mod tests {
             src.push_str(&format!("  %m{i} : Tensor = aten::mm(%x{i}, %w)\n"));
         }
         let outs: Vec<String> = (0..8).map(|i| format!("%m{i}")).collect();
-        let tys = vec!["Tensor"; 8].join(", ");
+        let tys = ["Tensor"; 8].join(", ");
         src.push_str(&format!(
             "  %r : ({tys}) = prim::TupleConstruct({})\n  return (%r)\n",
             outs.join(", ")

@@ -188,8 +188,8 @@ fn inline_body(g: &mut Graph, lp: NodeId) {
     let body = g.node(lp).blocks()[0];
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let ins = g.node(lp).inputs().to_vec();
-    for i in 2..ins.len() {
-        map.insert(g.block_inputs(body)[i - 1], ins[i]);
+    for (i, &v) in ins.iter().enumerate().skip(2) {
+        map.insert(g.block_inputs(body)[i - 1], v);
     }
     g.with_insert_point(lp, |g| {
         for n in g.block_nodes(body) {

@@ -29,10 +29,7 @@ pub fn remove_list_mutation(g: &mut Graph) -> bool {
 
 /// Replaces in-place tensor operators by their functional forms where safe; `filter` limits
 /// which nodes are considered. Returns whether anything changed.
-pub fn remove_tensor_mutation(
-    g: &mut Graph,
-    filter: Option<&dyn Fn(&Graph, NodeId) -> bool>,
-) -> bool {
+pub fn remove_tensor_mutation(g: &mut Graph, filter: Option<&NodeFilter<'_>>) -> bool {
     let mut r = Remover {
         db: AliasDb::new(g),
         filter,
@@ -43,9 +40,12 @@ pub fn remove_tensor_mutation(
     changed
 }
 
+/// A predicate choosing the nodes a pass considers.
+pub type NodeFilter<'a> = dyn Fn(&Graph, NodeId) -> bool + 'a;
+
 struct Remover<'f> {
     db: AliasDb,
-    filter: Option<&'f dyn Fn(&Graph, NodeId) -> bool>,
+    filter: Option<&'f NodeFilter<'f>>,
 }
 
 impl Remover<'_> {
