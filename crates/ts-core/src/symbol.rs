@@ -190,7 +190,9 @@ builtin_symbols! {
         StringIndex, NumToTensorExt, TupleIndexWithDefault, Guard2, awaitable, awaitable_wait,
         unchecked_unwrap_optional, AutogradAllZero, AutogradAllNonZero, ConstantMKLDNNTensor,
         Starred, EmptyListLiteral, MakeDict, id, ModuleContainerIndex, IgnoredPythonOp,
-        PythonOp, Stack, Assert, tolist, warn, shapes, VarConcat, VarStack
+        PythonOp, Stack, Assert, tolist, warn, shapes, VarConcat, VarStack, IfThenElse, GradOf,
+        BroadcastingChunk, BroadcastSizes, ChunkSizes, TensorExprGroup, StaticSubgraph,
+        FallbackGraph, FunctionalGraph, MKLDNNGroup, BailoutGuard
     }
     aten {
         add, add_, sub, mul, div, floordiv, remainder, pow, neg, eq, ne, lt, le, gt, ge, format,
@@ -199,10 +201,16 @@ builtin_symbols! {
         stack, view, reshape, select, slice, index, index_put_, copy_, warn, wait, __interpolate,
         __range_length, __derive_index, sigmoid, tanh, relu, zeros, ones, tensor, to, detach,
         contiguous, clone, item, IntImplicit, FloatImplicit, ScalarImplicit, ComplexImplicit,
-        _set_item, keys, values, items, __round_to_zero_floordiv, Delete, dropout, _grad_sum_to_size
+        _set_item, keys, values, items, __round_to_zero_floordiv, Delete, dropout, _grad_sum_to_size,
+        batch_norm, instance_norm, layer_norm, conv1d, conv2d, conv3d, _convolution, linear,
+        addmm, expand, type_as, is_floating_point, is_complex, _unwrap_optional, ceil, zeros_like,
+        full_like, fill_, zero_, feature_dropout, alpha_dropout, feature_alpha_dropout,
+        dropout_, relu_, hardtanh, permute, unsqueeze, squeeze, transpose, floor_divide, bmm,
+        baddbmm, __lshift__, __rshift__, Complex, device
     }
     attr {
-        value, name, Subgraph, profiled_type, seen_none, num_outputs, types, ReturnStmt
+        value, name, Subgraph, profiled_type, seen_none, num_outputs, types, ReturnStmt, chunks,
+        dim, beg, end, fallback, training, side
     }
     onnx {
         Placeholder

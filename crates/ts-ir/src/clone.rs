@@ -45,6 +45,7 @@ impl Graph {
             self.set_attr(new, *k, a.clone());
         }
         self.set_source_range(new, node.source_range().cloned());
+        self.set_callstack(new, node.callstack().cloned());
         for &o in node.outputs() {
             let no = self.add_output(new, src.value(o).ty().clone());
             if let Some(name) = src.value(o).debug_name() {
@@ -136,5 +137,81 @@ impl Graph {
                 })
             })
             .collect()
+    }
+}
+
+impl Graph {
+    /// Copies node `n` of this graph (with nested blocks) to the insertion point. Inputs found
+    /// in `map` are replaced by their mapping, others are kept (PyTorch's `createClone` with a
+    /// value map that defaults to identity); the copy's outputs are recorded in `map`.
+    pub fn clone_node_in_place(
+        &mut self,
+        n: NodeId,
+        map: &mut HashMap<ValueId, ValueId>,
+    ) -> NodeId {
+        let kind = self.node(n).kind();
+        let inputs: Vec<ValueId> = self
+            .node(n)
+            .inputs()
+            .iter()
+            .map(|v| map.get(v).copied().unwrap_or(*v))
+            .collect();
+        let attrs = self.node(n).attrs().to_vec();
+        let range = self.node(n).source_range().cloned();
+        let callstack = self.node(n).callstack().cloned();
+        let outs = self.node(n).outputs().to_vec();
+        let blocks = self.node(n).blocks().to_vec();
+        let new = self.create(kind, &inputs, 0);
+        for (k, a) in attrs {
+            self.set_attr(new, k, a);
+        }
+        self.set_source_range(new, range);
+        self.set_callstack(new, callstack);
+        for o in outs {
+            let ty = self.value(o).ty().clone();
+            let no = self.add_output(new, ty);
+            if let Some(name) = self.value(o).debug_name().map(str::to_string) {
+                if !name.bytes().all(|b| b.is_ascii_digit()) {
+                    let _ = self.set_debug_name(no, &name);
+                }
+            }
+            map.insert(o, no);
+        }
+        self.insert_node(new);
+        for b in blocks {
+            let nb = self.add_block(new);
+            self.clone_block_in_place(b, nb, map);
+        }
+        new
+    }
+
+    /// Copies the contents of block `src` of this graph into the empty block `dst` (inputs,
+    /// nodes, outputs), mapping values as [`Graph::clone_node_in_place`] does.
+    pub fn clone_block_in_place(
+        &mut self,
+        src: BlockId,
+        dst: BlockId,
+        map: &mut HashMap<ValueId, ValueId>,
+    ) {
+        for i in self.block_inputs(src).to_vec() {
+            let ty = self.value(i).ty().clone();
+            let ni = self.add_block_input(dst, ty);
+            if let Some(name) = self.value(i).debug_name().map(str::to_string) {
+                if !name.bytes().all(|b| b.is_ascii_digit()) {
+                    let _ = self.set_debug_name(ni, &name);
+                }
+            }
+            map.insert(i, ni);
+        }
+        let saved = self.insert_point();
+        self.set_insert_point_at_end(dst);
+        for m in self.block_nodes(src) {
+            self.clone_node_in_place(m, map);
+        }
+        self.set_insert_point_before(saved);
+        for o in self.block_outputs(src).to_vec() {
+            let m = map.get(&o).copied().unwrap_or(o);
+            self.add_block_output(dst, m);
+        }
     }
 }

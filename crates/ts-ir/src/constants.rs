@@ -115,3 +115,30 @@ impl Graph {
         elems.into_iter().map(|t| self.add_output(n, t)).collect()
     }
 }
+
+impl Graph {
+    /// True when `v` is statically `None` (PyTorch's `Value::mustBeNone`): typed `NoneType`, or an
+    /// attribute-less constant of an optional type.
+    pub fn must_be_none(&self, v: ValueId) -> bool {
+        let ty = self.value(v).ty();
+        if ty.is_none_type() {
+            return true;
+        }
+        let n = self.node(self.value(v).node());
+        (n.kind() == prim::Constant && n.attrs().is_empty() && matches!(&**ty, Type::Optional(_)))
+            || n.kind() == ts_core::Symbol::prim("AutogradZero")
+    }
+
+    /// True when `v` can never be `None` (PyTorch's `Value::mustNotBeNone`): its type admits no
+    /// `None` (not `NoneType`, `Optional`, a union holding `None`, or `Any`).
+    pub fn must_not_be_none(&self, v: ValueId) -> bool {
+        let ty = self.value(v).ty();
+        match &**ty {
+            Type::NoneType | Type::Optional(_) | Type::Any => false,
+            Type::Union(ms) => !ms
+                .iter()
+                .any(|m| m.is_none_type() || matches!(&**m, Type::Optional(_) | Type::Any)),
+            _ => true,
+        }
+    }
+}

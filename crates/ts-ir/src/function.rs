@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
@@ -18,6 +19,11 @@ pub struct Function {
     schema: RwLock<Option<FunctionSchema>>,
     /// Data the runtime attaches (its graph executor), created on first call.
     runtime: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// The graph callers inline (PyTorch's `optimized_graph()`: the body with its own calls
+    /// inlined and cheap cleanups applied), computed on first use.
+    optimized: RwLock<Option<Arc<Graph>>>,
+    /// Set while the optimized graph is being computed, so a recursive call is not inlined.
+    optimizing: AtomicBool,
 }
 
 impl Function {
@@ -29,6 +35,8 @@ impl Function {
             graph: RwLock::new(None),
             schema: RwLock::new(None),
             runtime: OnceLock::new(),
+            optimized: RwLock::new(None),
+            optimizing: AtomicBool::new(false),
         })
     }
 
@@ -43,6 +51,7 @@ impl Function {
     pub fn define(&self, graph: Graph, schema: FunctionSchema) {
         *self.graph.write() = Some(Arc::new(graph));
         *self.schema.write() = Some(schema);
+        *self.optimized.write() = None;
     }
 
     /// Sets only the schema (known before the body is compiled).
@@ -63,6 +72,24 @@ impl Function {
     /// Replaces the graph (passes that rewrite a function in place).
     pub fn set_graph(&self, g: Graph) {
         *self.graph.write() = Some(Arc::new(g));
+        *self.optimized.write() = None;
+    }
+
+    /// The graph to inline at call sites, made by `optimize` from the body on first use and
+    /// cached. `None` before the body is defined, or while it is being made (a recursive call:
+    /// the caller then keeps the call).
+    pub fn optimized_graph(&self, optimize: impl FnOnce(&Graph) -> Graph) -> Option<Arc<Graph>> {
+        if let Some(g) = self.optimized.read().clone() {
+            return Some(g);
+        }
+        let body = self.graph()?;
+        if self.optimizing.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let g = Arc::new(optimize(&body));
+        self.optimizing.store(false, Ordering::Release);
+        *self.optimized.write() = Some(g.clone());
+        Some(g)
     }
 
     /// The schema, once known.

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 use ts_core::{prim, SourceRange, Symbol, Type, TypeRef};
@@ -66,7 +67,25 @@ pub(crate) struct NodeData {
     pub next: NodeId,
     pub attrs: Vec<(Symbol, AttributeValue)>,
     pub source_range: Option<SourceRange>,
+    pub callstack: Option<Arc<InlinedCallStack>>,
     pub alive: bool,
+}
+
+/// Where an inlined node came from: the chain of calls (outermost first) that the inliner
+/// replaced by the callee bodies. Tracebacks expand a failing node into one frame per entry, as
+/// PyTorch's `InlinedCallStack` does.
+#[derive(Clone, Debug)]
+pub struct InlinedCallStack {
+    pub frames: Vec<InlinedFrame>,
+}
+
+/// One inlined call: the call site (in the enclosing function) and the function it called.
+#[derive(Clone, Debug)]
+pub struct InlinedFrame {
+    /// The qualified name of the callee.
+    pub callee: String,
+    /// The source range of the call in its caller.
+    pub call_site: Option<SourceRange>,
 }
 
 #[derive(Clone, Debug)]
@@ -156,6 +175,7 @@ impl Graph {
             next: id,
             attrs: Vec::new(),
             source_range: None,
+            callstack: None,
             alive: true,
         });
         id
@@ -861,6 +881,11 @@ impl Graph {
     pub fn set_source_range(&mut self, n: NodeId, r: Option<SourceRange>) {
         self.nodes[n.idx()].source_range = r;
     }
+
+    /// Records the calls an inlined node came through (None for nodes written in this graph).
+    pub fn set_callstack(&mut self, n: NodeId, cs: Option<Arc<InlinedCallStack>>) {
+        self.nodes[n.idx()].callstack = cs;
+    }
 }
 
 impl<'g> NodeRef<'g> {
@@ -925,6 +950,11 @@ impl<'g> NodeRef<'g> {
     /// The source range recorded for this node.
     pub fn source_range(&self) -> Option<&'g SourceRange> {
         self.d().source_range.as_ref()
+    }
+
+    /// The inlined calls this node came through, if it was inlined.
+    pub fn callstack(&self) -> Option<&'g Arc<InlinedCallStack>> {
+        self.d().callstack.as_ref()
     }
 
     /// An int attribute.

@@ -5,6 +5,7 @@ pub mod containers;
 pub mod fast;
 pub mod matching;
 pub mod numbers;
+pub mod optimizer_ops;
 pub mod prim;
 pub mod registry;
 pub mod schema_table;
@@ -27,6 +28,7 @@ pub fn register_builtins(r: &Registry) {
     containers::register_dicts(r);
     strings::register(r);
     prim::register(r);
+    optimizer_ops::register(r);
     tensor_ops::register(r);
     upgraders::register(r);
 }

@@ -1,83 +1,313 @@
-//! Dead code elimination: removes nodes whose outputs are unused and that have no side effects,
-//! innermost blocks first, repeating until nothing changes.
+//! Dead code elimination (PyTorch's `EliminateDeadCode`), an inverse mark and sweep: the
+//! return node, nodes with side effects and nodes writing memory from outside the graph are
+//! live; a node is live when it produces a live value or writes memory a live value may
+//! point to (alias analysis); loops are marked to a fixed point; everything unmarked is
+//! removed, innermost first, together with the unused outputs of `If` and `Loop` nodes.
+//!
+//! [`eliminate_dead_code`] works on the whole graph with an [`AliasDb`];
+//! [`eliminate_dead_code_in_block`] works without one (any node whose schema writes is kept),
+//! for passes that clean up a block they just built.
+
+use std::collections::{HashMap, HashSet};
 
 use ts_core::prim;
-use ts_ir::{BlockId, Graph, NodeId};
+use ts_ir::{BlockId, Graph, NodeId, ValueId};
 
-use crate::side_effects::has_side_effects;
+use crate::alias_analysis::AliasDb;
+use crate::side_effects::{node_has_side_effects, schema_is_mutable};
 
-/// Runs DCE over the whole graph; returns whether anything was removed.
+/// Runs DCE over the whole graph with alias analysis; returns whether anything was removed.
 pub fn eliminate_dead_code(g: &mut Graph) -> bool {
-    let mut changed = false;
-    loop {
-        let top = g.block();
-        let round = dce_block(g, top);
-        changed |= round;
-        if !round {
-            return changed;
-        }
-    }
-}
-
-fn dce_block(g: &mut Graph, b: BlockId) -> bool {
-    let mut changed = false;
-    for n in g.block_nodes(b).into_iter().rev() {
-        changed |= remove_dead_if_outputs(g, n);
-        changed |= remove_dead_loop_outputs(g, n);
-        for sb in g.node(n).blocks().to_vec() {
-            changed |= dce_block(g, sb);
-        }
-        let unused = g.node(n).outputs().iter().all(|&o| !g.value(o).has_uses());
-        if unused && !has_side_effects(g, n) && g.destroy_node(n).is_ok() {
-            changed = true;
-        }
-    }
+    let top = g.block();
+    let changed = Eliminator::new(true).run(g, top, true);
+    crate::graph_dump!("After eliminateDeadCode: ", g);
     changed
 }
 
-/// Drops the unused outputs of a `prim::If` together with what each block returns for them
-/// (PyTorch's `removeDeadBlockOutputs`).
-fn remove_dead_if_outputs(g: &mut Graph, n: NodeId) -> bool {
-    if g.node(n).kind() != prim::If {
-        return false;
-    }
-    let mut changed = false;
-    for i in (0..g.node(n).outputs().len()).rev() {
-        if g.value(g.node(n).output(i)).has_uses() {
-            continue;
+/// Runs DCE on block `b` (and its nested blocks when `recurse`) without alias analysis.
+pub fn eliminate_dead_code_in_block(g: &mut Graph, b: BlockId, recurse: bool) -> bool {
+    Eliminator::new(false).run(g, b, recurse)
+}
+
+struct Eliminator {
+    use_alias_db: bool,
+    alias_db: Option<AliasDb>,
+    marked: HashSet<NodeId>,
+    live: HashSet<ValueId>,
+    memo: HashMap<NodeId, bool>,
+    changed: bool,
+}
+
+impl Eliminator {
+    fn new(use_alias_db: bool) -> Eliminator {
+        Eliminator {
+            use_alias_db,
+            alias_db: None,
+            marked: HashSet::new(),
+            live: HashSet::new(),
+            memo: HashMap::new(),
+            changed: false,
         }
-        if g.erase_output(n, i).is_ok() {
-            for b in g.node(n).blocks().to_vec() {
-                g.erase_block_output(b, i);
+    }
+
+    fn run(mut self, g: &mut Graph, b: BlockId, recurse: bool) -> bool {
+        self.eliminate_dead_fork_inputs(g, b, recurse);
+        let ret = g.return_node(b);
+        self.mark_node(g, ret);
+        self.mark_block(g, b);
+        self.sweep(g, b, recurse);
+        self.changed
+    }
+
+    fn alias_db(&mut self, g: &Graph) -> &AliasDb {
+        if self.alias_db.is_none() {
+            self.alias_db = Some(AliasDb::new(g));
+        }
+        self.alias_db.as_ref().expect("just built")
+    }
+
+    /// Unused inputs of a fork's subgraph are dropped with the fork's matching input.
+    fn eliminate_dead_fork_inputs(&mut self, g: &mut Graph, b: BlockId, recurse: bool) {
+        for n in g.block_nodes(b) {
+            if recurse {
+                for sb in g.node(n).blocks().to_vec() {
+                    self.eliminate_dead_fork_inputs(g, sb, recurse);
+                }
             }
-            changed = true;
+            if g.node(n).kind() != prim::fork {
+                continue;
+            }
+            let Some(sub) = g.node(n).g(ts_core::attr::Subgraph).cloned() else {
+                continue;
+            };
+            let mut sub = (*sub).clone();
+            let mut touched = false;
+            let mut i = 0;
+            while i < sub.inputs().len() {
+                let v = sub.inputs()[i];
+                if !sub.value(v).has_uses() && i < g.node(n).inputs().len() {
+                    let top = sub.block();
+                    if sub.erase_block_input(top, i).is_ok() {
+                        g.remove_input(n, i);
+                        touched = true;
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            if touched {
+                g.set_attr(
+                    n,
+                    ts_core::attr::Subgraph,
+                    ts_ir::AttributeValue::Graph(std::sync::Arc::new(sub)),
+                );
+                self.changed = true;
+            }
         }
     }
-    changed
-}
 
-/// Drops the loop-carried values of a `prim::Loop` whose output and body input are both unused
-/// (PyTorch's `removeDeadLoopOutputs`).
-fn remove_dead_loop_outputs(g: &mut Graph, n: NodeId) -> bool {
-    if g.node(n).kind() != prim::Loop {
-        return false;
-    }
-    let body = g.node(n).blocks()[0];
-    let mut changed = false;
-    for i in (0..g.node(n).outputs().len()).rev() {
-        let out = g.node(n).output(i);
-        let carried = g.block_inputs(body)[1 + i];
-        if g.value(out).has_uses() || g.value(carried).has_uses() {
-            continue;
+    /// Marks a return node: only block outputs whose outer value is live make their producers
+    /// live (loop-carried values also when the body reads them).
+    fn mark_return_node(&mut self, g: &Graph, ret: NodeId) -> bool {
+        if self.marked.contains(&ret) {
+            return false;
         }
-        if g.erase_output(n, i).is_ok() {
-            g.remove_input(n, 2 + i);
-            let _ = g.erase_block_input(body, 1 + i);
-            g.erase_block_output(body, 1 + i);
-            changed = true;
+        let block = g
+            .node(ret)
+            .owning_block()
+            .expect("a return node is in a block");
+        let Some(outer) = g.block_owner(block) else {
+            return self.mark_node(g, ret);
+        };
+        if g.node(outer).kind() == prim::Loop {
+            let body_in = g.block_inputs(block);
+            let body_out = g.block_outputs(block);
+            for (i, &out) in g.node(outer).outputs().iter().enumerate() {
+                if self.live.contains(&out) || g.value(body_in[1 + i]).has_uses() {
+                    self.live.insert(body_out[1 + i]);
+                }
+            }
+            // The continue condition is read by the loop itself.
+            self.live.insert(body_out[0]);
+        } else {
+            let outs = g.node(outer).outputs();
+            for (i, &inner) in g.block_outputs(block).iter().enumerate() {
+                if outs.get(i).is_some_and(|o| self.live.contains(o)) {
+                    self.live.insert(inner);
+                }
+            }
+        }
+        self.marked.insert(ret);
+        true
+    }
+
+    fn mark_loop(&mut self, g: &Graph, n: NodeId) -> bool {
+        let body = g.node(n).blocks()[0];
+        let mut any = false;
+        loop {
+            let marked = self.mark_block(g, body);
+            any |= marked;
+            if !marked {
+                return any;
+            }
         }
     }
-    changed
+
+    fn mark_block(&mut self, g: &Graph, b: BlockId) -> bool {
+        let mut any = false;
+        let nodes = g.block_nodes(b);
+        for &n in &nodes {
+            if self.has_side_effects(g, n) {
+                any |= self.mark_node(g, n);
+            }
+        }
+        any |= self.mark_return_node(g, g.return_node(b));
+        for &n in nodes.iter().rev() {
+            if g.node(n).kind() == prim::Loop {
+                any |= self.mark_loop(g, n);
+            } else {
+                for &sb in g.node(n).blocks() {
+                    any |= self.mark_block(g, sb);
+                }
+            }
+            any |= self.mark_if_live(g, n);
+        }
+        any
+    }
+
+    fn mark_if_live(&mut self, g: &Graph, n: NodeId) -> bool {
+        if g.node(n).outputs().iter().any(|o| self.live.contains(o)) {
+            return self.mark_node(g, n);
+        }
+        if self.use_alias_db {
+            let live: Vec<ValueId> = self.live.iter().copied().collect();
+            if self.alias_db(g).writes_to_alias(g, n, &live) {
+                return self.mark_node(g, n);
+            }
+        }
+        false
+    }
+
+    /// Marks `n` and the nodes enclosing it; its inputs become live.
+    fn mark_node(&mut self, g: &Graph, n: NodeId) -> bool {
+        if self.marked.contains(&n) {
+            return false;
+        }
+        self.marked.insert(n);
+        // Nodes holding a live node are live.
+        let mut cur = n;
+        while let Some(owner) = g.node(cur).owning_block().and_then(|b| g.block_owner(b)) {
+            if self.marked.insert(owner) {
+                for &i in g.node(owner).inputs() {
+                    self.live.insert(i);
+                }
+            }
+            cur = owner;
+        }
+        for &i in g.node(n).inputs() {
+            self.live.insert(i);
+        }
+        true
+    }
+
+    fn has_untracked_mutation(&mut self, g: &Graph, n: NodeId) -> bool {
+        if self.use_alias_db {
+            self.alias_db(g).writes_to_wildcard(n)
+        } else {
+            schema_is_mutable(g, n)
+        }
+    }
+
+    fn has_side_effects(&mut self, g: &Graph, n: NodeId) -> bool {
+        if let Some(&m) = self.memo.get(&n) {
+            return m;
+        }
+        let mut r = node_has_side_effects(g, n);
+        if !r {
+            'outer: for &b in g.node(n).blocks() {
+                for m in g.block_nodes(b) {
+                    if self.has_side_effects(g, m) {
+                        r = true;
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        if !r {
+            r = self.has_untracked_mutation(g, n);
+        }
+        self.memo.insert(n, r);
+        r
+    }
+
+    fn sweep(&mut self, g: &mut Graph, b: BlockId, recurse: bool) {
+        for n in g.block_nodes(b).into_iter().rev() {
+            if !g.is_alive(n) {
+                continue;
+            }
+            self.remove_dead_if_outputs(g, n);
+            self.remove_dead_loop_outputs(g, n);
+            if recurse {
+                for sb in g.node(n).blocks().to_vec() {
+                    self.sweep(g, sb, true);
+                }
+            }
+            let used = g.node(n).outputs().iter().any(|&o| g.value(o).has_uses());
+            if !(self.marked.contains(&n) || used) {
+                crate::graph_update!(
+                    "Node {} which outputs {} will be removed",
+                    g.node(n).kind(),
+                    g.node(n)
+                        .outputs()
+                        .first()
+                        .map(|&o| g.display_name(o))
+                        .unwrap_or_else(|| "n/a".into())
+                );
+                if g.destroy_node(n).is_ok() {
+                    self.changed = true;
+                }
+            }
+        }
+    }
+
+    /// Drops the unused outputs of a `prim::If` with what each block returns for them.
+    fn remove_dead_if_outputs(&mut self, g: &mut Graph, n: NodeId) {
+        if g.node(n).kind() != prim::If && g.node(n).kind() != prim::GradOf {
+            return;
+        }
+        for i in (0..g.node(n).outputs().len()).rev() {
+            if g.value(g.node(n).output(i)).has_uses() {
+                continue;
+            }
+            if g.erase_output(n, i).is_ok() {
+                for b in g.node(n).blocks().to_vec() {
+                    g.erase_block_output(b, i);
+                }
+                self.changed = true;
+            }
+        }
+    }
+
+    /// Drops loop-carried values whose output and body input are both unused.
+    fn remove_dead_loop_outputs(&mut self, g: &mut Graph, n: NodeId) {
+        if g.node(n).kind() != prim::Loop {
+            return;
+        }
+        let body = g.node(n).blocks()[0];
+        for i in (0..g.node(n).outputs().len()).rev() {
+            let out = g.node(n).output(i);
+            let carried = g.block_inputs(body)[1 + i];
+            if g.value(out).has_uses() || g.value(carried).has_uses() {
+                continue;
+            }
+            if g.erase_output(n, i).is_ok() {
+                g.remove_input(n, 2 + i);
+                let _ = g.erase_block_input(body, 1 + i);
+                g.erase_block_output(body, 1 + i);
+                self.changed = true;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +332,51 @@ mod tests {
             .unwrap();
         assert!(!g.to_string().contains("aten::add(%x"), "{g}");
         assert!(!eliminate_dead_code(&mut g));
+    }
+
+    #[test]
+    fn removes_writes_to_dead_fresh_memory() {
+        // The list and the tensor are created here and never escape: writing them is dead.
+        let mut g = parse_ir(
+            "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %l : int[] = prim::ListConstruct(%one)\n  %c : int[] = aten::append(%l, %one)\n  %y : Tensor = aten::mul(%x, %one)\n  %z : Tensor = aten::add_(%y, %x, %one)\n  return (%x)\n",
+        )
+        .unwrap();
+        assert!(eliminate_dead_code(&mut g));
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check_not("aten::append")
+            .check_not("aten::add_")
+            .check_not("aten::mul")
+            .run_graph(&g)
+            .unwrap();
+        // Without alias analysis the writing nodes stay.
+        let mut g2 = parse_ir(
+            "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %y : Tensor = aten::mul(%x, %one)\n  %z : Tensor = aten::add_(%y, %x, %one)\n  return (%x)\n",
+        )
+        .unwrap();
+        let top = g2.block();
+        eliminate_dead_code_in_block(&mut g2, top, true);
+        FileCheck::new()
+            .check("aten::mul")
+            .check("aten::add_")
+            .run_graph(&g2)
+            .unwrap();
+    }
+
+    #[test]
+    fn keeps_writes_to_live_memory() {
+        // %v is a view of a fresh tensor that is returned: writing the view is live.
+        let mut g = parse_ir(
+            "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %y : Tensor = aten::mul(%x, %one)\n  %v : Tensor = aten::select(%y, %zero, %zero)\n  %w : Tensor = aten::add_(%v, %x, %one)\n  return (%y)\n",
+        )
+        .unwrap();
+        eliminate_dead_code(&mut g);
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check("aten::select")
+            .check("aten::add_")
+            .run_graph(&g)
+            .unwrap();
     }
 
     #[test]
@@ -132,6 +407,22 @@ mod tests {
         FileCheck::new()
             .check_count("prim::If", 1, true)
             .check("prim::RaiseException")
+            .run_graph(&g)
+            .unwrap();
+    }
+
+    #[test]
+    fn loop_body_writes_feeding_later_iterations_stay() {
+        // b = a[0]; b += 1 mutates a, which the next iteration reads.
+        let mut g = parse_ir(
+            "graph(%x : Tensor, %n : int):\n  %t : bool = prim::Constant[value=1]()\n  %one : int = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %a : Tensor = aten::mul(%x, %one)\n  %tot : Tensor = prim::Loop(%n, %t, %x)\n    block0(%i : int, %acc : Tensor):\n      %r : Tensor = aten::select(%a, %zero, %zero)\n      %acc2 : Tensor = aten::add(%acc, %r, %one)\n      %b : Tensor = aten::select(%a, %zero, %zero)\n      %b2 : Tensor = aten::add_(%b, %one, %one)\n      -> (%t, %acc2)\n  return (%tot)\n",
+        )
+        .unwrap();
+        eliminate_dead_code(&mut g);
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check("aten::add(")
+            .check("aten::add_")
             .run_graph(&g)
             .unwrap();
     }

@@ -200,6 +200,8 @@ pub struct Code {
 pub struct NodeInfo {
     pub kind: Symbol,
     pub range: Option<SourceRange>,
+    /// The calls an inlined node came through (outermost first).
+    pub callstack: Option<Arc<ts_ir::InlinedCallStack>>,
 }
 
 impl Code {
@@ -482,6 +484,7 @@ impl<'g> Builder<'g> {
         self.cur_node = Some(Arc::new(NodeInfo {
             kind,
             range: node.source_range().cloned(),
+            callstack: node.callstack().cloned(),
         }));
         let inputs = node.inputs().to_vec();
         let outputs = node.outputs().to_vec();

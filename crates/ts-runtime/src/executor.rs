@@ -1,8 +1,13 @@
 //! The graph executor: specializes a function's graph to the argument properties that change
 //! how it runs (an `ArgumentSpec`: per tensor input whether it is defined, its dtype, rank,
-//! device and requires_grad; tuples flattened), keeps one execution plan per spec, and runs the
-//! passes needed before interpretation.
+//! device and requires_grad; tuples flattened), optimizes a copy for each spec with the
+//! pipeline of [`ts_passes::executor_pipeline`] (inlining, constant propagation, CSE, peephole,
+//! loop unrolling, ...), and keeps one execution plan (optimized graph + code) per spec.
+//!
+//! The graph of the plan a thread ran last is kept, as PyTorch's
+//! `torch.jit.last_executed_optimized_graph()`: [`last_executed_optimized_graph`].
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,6 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use ts_core::{IValue, TensorType, Type};
 use ts_ir::{Function, Graph};
+use ts_passes::{OptimizeOptions, PassManager};
 use ts_tensor::Error;
 
 use crate::code::Code;
@@ -64,13 +70,46 @@ fn flatten(v: &IValue, out: &mut Vec<ArgInfo>) {
     }
 }
 
+/// The tensor type an argument spec guarantees for a value (dtype, rank, device,
+/// requires_grad; sizes stay unknown so that one plan serves every size).
+pub fn spec_type_of(v: &IValue) -> Option<TensorType> {
+    let IValue::Tensor(t) = v else {
+        return None;
+    };
+    let m = t.meta();
+    Some(TensorType {
+        dtype: Some(m.dtype),
+        device: Some(m.storage.device()),
+        sizes: Some(vec![None; m.sizes.len()]),
+        strides: None,
+        requires_grad: Some(m.requires_grad),
+        undefined: Some(false),
+    })
+}
+
+/// One plan: the graph as optimized for a spec, and its code.
+pub struct ExecutionPlan {
+    pub graph: Arc<Graph>,
+    pub code: Arc<Code>,
+}
+
 /// Plans per argument spec for one graph.
 pub struct GraphExecutor {
     graph: Arc<Graph>,
     name: String,
-    plans: Mutex<HashMap<ArgumentSpec, Arc<Code>>>,
+    plans: Mutex<HashMap<ArgumentSpec, Arc<ExecutionPlan>>>,
     hits: AtomicUsize,
     misses: AtomicUsize,
+}
+
+thread_local! {
+    static LAST_EXECUTED: RefCell<Option<Arc<Graph>>> = const { RefCell::new(None) };
+}
+
+/// The optimized graph of the last plan this thread ran (PyTorch's
+/// `torch.jit.last_executed_optimized_graph()`).
+pub fn last_executed_optimized_graph() -> Option<Arc<Graph>> {
+    LAST_EXECUTED.with(|l| l.borrow().clone())
 }
 
 impl GraphExecutor {
@@ -85,22 +124,76 @@ impl GraphExecutor {
         }
     }
 
-    /// The plan for these inputs, creating it on a cache miss.
+    /// The code to run for these inputs, creating the plan on a cache miss.
     pub fn plan(&self, inputs: &[IValue]) -> Result<Arc<Code>, Error> {
-        let spec = ArgumentSpec::of(inputs);
-        if let Some(c) = self.plans.lock().get(&spec) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(c.clone());
-        }
-        self.misses.fetch_add(1, Ordering::Relaxed);
-        let g = self.specialized_graph(&spec);
-        let code = Arc::new(Code::new(&g, &self.name)?);
-        self.plans.lock().insert(spec, code.clone());
-        Ok(code)
+        Ok(self.execution_plan(inputs)?.code.clone())
     }
 
-    /// The graph of the plan for `spec`: a copy with tensor inputs typed by the spec and the
-    /// required passes applied.
+    /// The plan for these inputs, creating it on a cache miss.
+    pub fn execution_plan(&self, inputs: &[IValue]) -> Result<Arc<ExecutionPlan>, Error> {
+        let spec = ArgumentSpec::of(inputs);
+        let cached = self.plans.lock().get(&spec).cloned();
+        let plan = match cached {
+            Some(p) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                p
+            }
+            None => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                let opts = ts_passes::executor_pipeline::executor_options();
+                let optimized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.optimized_graph(inputs, opts, &mut PassManager::new())
+                }));
+                // A pass failing is a bug; the function still runs, unoptimized.
+                let g = optimized.unwrap_or_else(|_| {
+                    let mut g = self.graph.copy();
+                    ts_passes::run_required_passes(&mut g);
+                    g
+                });
+                let code = Arc::new(Code::new(&g, &self.name)?);
+                let plan = Arc::new(ExecutionPlan {
+                    graph: Arc::new(g),
+                    code,
+                });
+                self.plans
+                    .lock()
+                    .entry(spec)
+                    .or_insert_with(|| plan.clone())
+                    .clone()
+            }
+        };
+        LAST_EXECUTED.with(|l| {
+            let mut l = l.borrow_mut();
+            if !l.as_ref().is_some_and(|g| Arc::ptr_eq(g, &plan.graph)) {
+                *l = Some(plan.graph.clone());
+            }
+        });
+        Ok(plan)
+    }
+
+    /// The graph a plan for `inputs` runs: the function's graph optimized for the inputs'
+    /// spec with `opts`, each pass run through `pm` (which may record snapshots).
+    pub fn optimized_graph(
+        &self,
+        inputs: &[IValue],
+        opts: OptimizeOptions,
+        pm: &mut PassManager,
+    ) -> Graph {
+        let mut g = self.graph.copy();
+        let types: Vec<Option<TensorType>> = if inputs.len() == g.inputs().len() {
+            inputs.iter().map(spec_type_of).collect()
+        } else {
+            vec![]
+        };
+        ts_passes::optimize_graph(&mut g, &types, opts, pm);
+        if !opts.optimize {
+            ts_passes::run_required_passes(&mut g);
+        }
+        g
+    }
+
+    /// The graph typed for `spec` before any pass: tensor inputs take the spec's dtype, rank,
+    /// device and requires_grad.
     pub fn specialized_graph(&self, spec: &ArgumentSpec) -> Graph {
         let mut g = self.graph.copy();
         let inputs = g.inputs().to_vec();
@@ -128,7 +221,6 @@ impl GraphExecutor {
                 }
             }
         }
-        ts_passes::run_required_passes(&mut g);
         g
     }
 

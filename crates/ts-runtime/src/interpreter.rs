@@ -53,16 +53,29 @@ impl InterpreterState {
     }
 
     fn traceback(&self) -> Vec<TraceFrame> {
-        self.frames
-            .iter()
-            .map(|f| {
-                let info = f.code.instr_nodes.get(f.pc).cloned().flatten();
-                TraceFrame {
-                    function: f.code.function_name.clone(),
-                    range: info.and_then(|i| i.range.clone()),
+        let mut out = Vec::new();
+        for f in &self.frames {
+            let info = f.code.instr_nodes.get(f.pc).cloned().flatten();
+            let range = info.as_ref().and_then(|i| i.range.clone());
+            match info.as_ref().and_then(|i| i.callstack.clone()) {
+                // An inlined node: one frame per call it was inlined through.
+                Some(cs) if !cs.frames.is_empty() => {
+                    let mut function = f.code.function_name.clone();
+                    for fr in &cs.frames {
+                        out.push(TraceFrame {
+                            function: std::mem::replace(&mut function, fr.callee.clone()),
+                            range: fr.call_site.clone(),
+                        });
+                    }
+                    out.push(TraceFrame { function, range });
                 }
-            })
-            .collect()
+                _ => out.push(TraceFrame {
+                    function: f.code.function_name.clone(),
+                    range,
+                }),
+            }
+        }
+        out
     }
 
     fn fail(&self, e: Error) -> ExecutionError {

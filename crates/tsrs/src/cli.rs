@@ -89,9 +89,26 @@ enum Command {
         #[arg(long)]
         missing: bool,
     },
-    /// Print the graph of a function (as PyTorch's `fn.graph` shows it).
+    /// Freeze a saved module (`torch.jit.freeze`) and save the result.
+    Freeze {
+        /// A `torch.jit.save` archive of a module in eval mode.
+        input: PathBuf,
+        /// The frozen archive to write.
+        output: PathBuf,
+        /// Methods and attributes to keep (repeatable).
+        #[arg(long = "preserve")]
+        preserve: Vec<String>,
+        /// Also apply `torch.jit.optimize_for_inference`'s rewrites (pre-transposed linears).
+        #[arg(long)]
+        optimize_for_inference: bool,
+        /// Skip the foldings that change results in the last bits (conv/linear + batch norm,
+        /// add, mul).
+        #[arg(long)]
+        no_numerics: bool,
+    },
+    /// Print the graph of a function (as PyTorch's `fn.graph` shows it), or as optimized.
     Graph {
-        /// A TorchScript source file.
+        /// A TorchScript source file or a `torch.jit.save` archive.
         program: PathBuf,
         /// The function to print.
         #[arg(long)]
@@ -102,6 +119,15 @@ enum Command {
         /// Skip the cleanup passes PyTorch runs after compilation.
         #[arg(long)]
         raw: bool,
+        /// `torch.save(tuple_of_positional_arguments)` to specialize the graph for.
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+        /// Print the graph the executor runs for the inputs (after its optimization passes).
+        #[arg(long)]
+        optimized: bool,
+        /// Output format (`html` shows the graph after every optimization pass).
+        #[arg(long, value_enum, default_value_t = crate::graph_command::GraphFormat::Text)]
+        format: crate::graph_command::GraphFormat,
     },
 }
 
@@ -156,12 +182,36 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
         Command::Info { model } => crate::model::info(&model),
         Command::Code { model } => crate::model::code(&model),
         Command::Ops { filter, missing } => crate::dev_commands::ops(filter.as_deref(), missing),
+        Command::Freeze {
+            input,
+            output,
+            preserve,
+            optimize_for_inference,
+            no_numerics,
+        } => crate::freeze_command::freeze(crate::freeze_command::FreezeRequest {
+            input: &input,
+            output: &output,
+            preserve: &preserve,
+            optimize_for_inference,
+            no_numerics,
+        }),
         Command::Graph {
             program,
             entry,
             code,
             raw,
-        } => crate::program::graph(&program, &entry, code, raw),
+            inputs,
+            optimized,
+            format,
+        } => crate::graph_command::graph(crate::graph_command::GraphRequest {
+            program: &program,
+            entry: &entry,
+            code,
+            raw,
+            inputs: inputs.as_deref(),
+            optimized,
+            format,
+        }),
     }
 }
 

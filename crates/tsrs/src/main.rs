@@ -3,6 +3,8 @@
 mod bench;
 mod cli;
 mod dev_commands;
+mod freeze_command;
+mod graph_command;
 mod model;
 mod program;
 mod run_command;

@@ -78,17 +78,3 @@ pub fn entry_graph(path: &Path, entry: &str, raw: bool) -> Result<ts_ir::Graph, 
         .ok_or_else(|| CliError(format!("error: function '{entry}' has no body")))?;
     Ok((*g).clone())
 }
-
-/// `tsrs graph PROGRAM --entry NAME`.
-pub fn graph(path: &Path, entry: &str, code: bool, raw: bool) -> Result<(), CliError> {
-    let g = entry_graph(path, entry, raw)?;
-    if code {
-        let c = ts_runtime::Code::new(&g, entry).map_err(|e| CliError(format!("error: {e}")))?;
-        crate::cli::emit(&c.to_string());
-    } else {
-        crate::cli::emit(&g.to_text(ts_ir::PrintOptions {
-            source_comments: true,
-        }));
-    }
-    Ok(())
-}

@@ -1,0 +1,3 @@
+//! Helpers shared by the tsrs integration tests.
+
+pub mod canon;
