@@ -8,13 +8,17 @@
 mod args;
 mod arithmetic;
 mod attention;
+mod channels;
 mod conv_pool;
 mod creation;
 mod derived;
+mod layers;
+mod loss;
 mod nn;
 mod queries;
 mod reductions;
 mod rnn;
+mod sampling;
 mod shapes;
 
 use std::sync::Arc;
@@ -39,6 +43,10 @@ pub fn register(r: &Registry) {
     conv_pool::register(r);
     rnn::register(r);
     attention::register(r);
+    channels::register(r);
+    layers::register(r);
+    loss::register(r);
+    sampling::register(r);
     derived::register(r);
 }
 
