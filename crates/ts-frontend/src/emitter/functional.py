@@ -870,7 +870,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Optional
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    loss = -(target * torch.nn.functional.logsigmoid(input) + (1 - target) * torch.nn.functional.logsigmoid(-input))
+    loss = -(target * torch.nn.functional.logsigmoid(input) + torch.rsub(target, 1) * torch.nn.functional.logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1
