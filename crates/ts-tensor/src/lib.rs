@@ -35,20 +35,27 @@ pub use ops::attention::{
     EncoderLayerWeights,
 };
 pub use ops::binary::RoundingMode;
-pub use ops::conv::{conv1d, conv2d, conv_transpose1d, conv_transpose2d, convolution, ConvPadding};
+pub use ops::conv::{
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, convolution,
+    ConvPadding,
+};
 pub use ops::copy::resize_out_and_copy;
+pub use ops::ctc::{ctc_loss, ctc_loss_forward};
 pub use ops::embedding::{embedding, embedding_bag, BagMode};
 pub use ops::factory;
+pub use ops::grid_sample::{affine_grid_generator, grid_sampler, GridInterpolation, GridPadding};
 pub use ops::index::TensorIndex;
 pub use ops::join::{cat, stack};
 pub use ops::linalg::{linalg_multi_dot, parse_str_ord, MatrixNormOrd};
 pub use ops::norm::{
     batch_norm, dropout, group_norm, instance_norm, layer_norm, native_batch_norm,
 };
+pub use ops::padding::PadMode;
 pub use ops::rnn::{
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell, RnnOptions,
 };
 pub use ops::ternary::where_;
+pub use ops::upsample::{upsample_vec_sizes, UpsampleMode};
 pub use promote::Operand;
 pub use scalar::Scalar;
 pub use storage::Storage;

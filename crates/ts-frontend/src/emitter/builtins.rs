@@ -328,6 +328,8 @@ impl FunctionEmitter<'_> {
                     self_val: None,
                 }),
                 Some(super::library::Functional::Script(f)) => Ok(Sugared::Function(f)),
+                Some(super::library::Functional::BoolDispatch(d)) => Ok(Sugared::BoolDispatch(d)),
+                Some(super::library::Functional::Overloads(fs)) => Ok(Sugared::Overloads(fs)),
                 None => self.err(
                     range,
                     format!("torch.nn.functional.{name} is not supported"),
@@ -628,6 +630,44 @@ impl FunctionEmitter<'_> {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(self.call_function(&f, pos, kw, range)?))
             }
+            Sugared::BoolDispatch(d) => {
+                let (pos, kw) = self.emit_args(args, kwargs)?;
+                let flag = if d.index < pos.len() {
+                    Some((
+                        pos[d.index].value,
+                        format!(
+                            "Argument for boolean dispatch at position {} was not constant",
+                            d.index
+                        ),
+                    ))
+                } else {
+                    kw.iter()
+                        .find(|k| k.name.as_deref() == Some(d.arg))
+                        .map(|k| {
+                            (
+                                k.value,
+                                format!(
+                                    "Keyword argument '{}' for boolean dispatch at position was not constant",
+                                    d.arg
+                                ),
+                            )
+                        })
+                };
+                let choice = match flag {
+                    None => d.default,
+                    Some((v, msg)) => match self.g.to_ivalue(v) {
+                        Some(IValue::Bool(b)) => b,
+                        _ => return self.err(range, msg),
+                    },
+                };
+                let f = if choice { &d.if_true } else { &d.if_false };
+                Ok(Sugared::Simple(self.call_function(f, pos, kw, range)?))
+            }
+            Sugared::Overloads(fs) => {
+                let (pos, kw) = self.emit_args(args, kwargs)?;
+                let f = self.pick_overload(&fs, &pos, &kw, range)?;
+                Ok(Sugared::Simple(self.call_function(&f, pos, kw, range)?))
+            }
             Sugared::TensorToList(x) => {
                 if !args.is_empty() || !kwargs.is_empty() {
                     return self.err(range, "tolist() takes no arguments");
@@ -881,6 +921,42 @@ impl FunctionEmitter<'_> {
         inputs.extend(m.inputs);
         let ret = m.returns.first().cloned().unwrap_or_else(Type::none);
         Ok(self.insert1(prim::CallFunction, &inputs, ret))
+    }
+
+    /// The first of `fs` whose schema accepts the arguments (exact types first, then with
+    /// conversions), as PyTorch resolves overloaded functions.
+    fn pick_overload(
+        &mut self,
+        fs: &[Arc<Function>],
+        args: &[NamedValue],
+        kwargs: &[NamedValue],
+        range: &SourceRange,
+    ) -> CResult<Arc<Function>> {
+        let mut failures = String::new();
+        for conv in [false, true] {
+            failures.clear();
+            for f in fs {
+                if !f.is_defined() {
+                    self.ctx.get_function(f.qualified_name(), range)?;
+                }
+                let Some(schema) = f.try_schema() else {
+                    continue;
+                };
+                let checkpoint = self.g.node_slots();
+                let mut why = String::new();
+                let m = try_match_schema(&mut self.g, &schema, args, kwargs, None, conv, &mut why);
+                self.g.rollback_to(checkpoint);
+                if m.is_some() {
+                    return Ok(f.clone());
+                }
+                failures.push_str(&format!("{schema}:\n{why}\n"));
+            }
+        }
+        let indented: String = failures.lines().map(|l| format!("  {l}\n")).collect();
+        self.err(
+            range,
+            format!("Arguments for call are not valid.\nThe following variants are available:\n{indented}\nThe original call is"),
+        )
     }
 
     fn match_user_schema(

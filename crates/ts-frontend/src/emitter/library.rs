@@ -19,7 +19,90 @@ pub enum Functional {
     Builtin(&'static str),
     /// A TorchScript function.
     Script(Arc<Function>),
+    /// Two functions chosen by a constant boolean argument (PyTorch's `boolean_dispatch`).
+    BoolDispatch(Arc<BoolDispatch>),
+    /// Overloads (PyTorch's `@_overload`): the first whose signature matches is called.
+    Overloads(Vec<Arc<Function>>),
 }
+
+/// A boolean-dispatched functional such as `max_pool2d(..., return_indices=...)`: the flag (at
+/// `index` or keyword `arg`, `default` when absent) must be a constant and selects `if_true` or
+/// `if_false`, which both take every argument.
+pub struct BoolDispatch {
+    pub arg: &'static str,
+    pub index: usize,
+    pub default: bool,
+    pub if_true: Arc<Function>,
+    pub if_false: Arc<Function>,
+}
+
+/// `(functional, flag name, flag position, default, if_true, if_false)`.
+const BOOL_DISPATCH: &[(&str, &str, usize, bool, &str, &str)] = &[
+    (
+        "max_pool1d",
+        "return_indices",
+        6,
+        false,
+        "max_pool1d_with_indices",
+        "_max_pool1d",
+    ),
+    (
+        "max_pool2d",
+        "return_indices",
+        6,
+        false,
+        "max_pool2d_with_indices",
+        "_max_pool2d",
+    ),
+    (
+        "max_pool3d",
+        "return_indices",
+        6,
+        false,
+        "max_pool3d_with_indices",
+        "_max_pool3d",
+    ),
+    (
+        "adaptive_max_pool1d",
+        "return_indices",
+        2,
+        false,
+        "adaptive_max_pool1d_with_indices",
+        "_adaptive_max_pool1d",
+    ),
+    (
+        "adaptive_max_pool2d",
+        "return_indices",
+        2,
+        false,
+        "adaptive_max_pool2d_with_indices",
+        "_adaptive_max_pool2d",
+    ),
+    (
+        "adaptive_max_pool3d",
+        "return_indices",
+        2,
+        false,
+        "adaptive_max_pool3d_with_indices",
+        "_adaptive_max_pool3d",
+    ),
+    (
+        "fractional_max_pool2d",
+        "return_indices",
+        4,
+        false,
+        "fractional_max_pool2d_with_indices",
+        "_fractional_max_pool2d",
+    ),
+    (
+        "fractional_max_pool3d",
+        "return_indices",
+        4,
+        false,
+        "fractional_max_pool3d_with_indices",
+        "_fractional_max_pool3d",
+    ),
+];
 
 const BUILTIN_FUNCTIONAL: &[(&str, &str)] = &[
     ("one_hot", "aten::one_hot"),
@@ -33,6 +116,8 @@ const BUILTIN_FUNCTIONAL: &[(&str, &str)] = &[
     ("conv3d", "aten::conv3d"),
     ("conv_transpose1d", "aten::conv_transpose1d"),
     ("conv_transpose2d", "aten::conv_transpose2d"),
+    ("conv_transpose3d", "aten::conv_transpose3d"),
+    ("conv_tbc", "aten::conv_tbc"),
     ("avg_pool1d", "aten::avg_pool1d"),
     ("avg_pool2d", "aten::avg_pool2d"),
     ("avg_pool3d", "aten::avg_pool3d"),
@@ -50,244 +135,22 @@ const BUILTIN_FUNCTIONAL: &[(&str, &str)] = &[
         "aten::scaled_dot_product_attention",
     ),
     ("channel_shuffle", "aten::channel_shuffle"),
+    ("native_channel_shuffle", "aten::native_channel_shuffle"),
+    ("relu_", "aten::relu_"),
+    ("elu_", "aten::elu_"),
+    ("celu_", "aten::celu_"),
+    ("selu_", "aten::selu_"),
+    ("leaky_relu_", "aten::leaky_relu_"),
+    ("hardtanh_", "aten::hardtanh_"),
+    ("threshold_", "aten::threshold_"),
+    ("rrelu_", "aten::rrelu_"),
 ];
 
-/// TorchScript source of the library (written for this project; signatures follow
-/// `torch.nn.functional` so that calls match PyTorch's).
+/// The TorchScript source of the `torch.nn.functional` functions.
+const FUNCTIONAL_SOURCE: &str = include_str!("functional.py");
+
+/// TorchScript source of the builtin overloads written in TorchScript (written for this project).
 const LIBRARY_SOURCE: &str = r#"
-def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.relu_(input)
-    else:
-        result = torch.relu(input)
-    return result
-
-def relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.hardtanh_(input, 0.0, 6.0)
-    else:
-        result = torch.hardtanh(input, 0.0, 6.0)
-    return result
-
-def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        return torch.silu_(input)
-    return torch.silu(input)
-
-def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        return torch.mish_(input)
-    return torch.mish(input)
-
-def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        return torch.hardswish_(input)
-    return torch.hardswish(input)
-
-def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        return torch.hardsigmoid_(input)
-    return torch.hardsigmoid(input)
-
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.elu_(input, alpha)
-    else:
-        result = torch.elu(input, alpha)
-    return result
-
-def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.celu_(input, alpha)
-    else:
-        result = torch.celu(input, alpha)
-    return result
-
-def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.selu_(input)
-    else:
-        result = torch.selu(input)
-    return result
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.leaky_relu_(input, negative_slope)
-    else:
-        result = torch.leaky_relu(input, negative_slope)
-    return result
-
-def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.hardtanh_(input, min_val, max_val)
-    else:
-        result = torch.hardtanh(input, min_val, max_val)
-    return result
-
-def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    if inplace:
-        result = torch.threshold_(input, threshold, value)
-    else:
-        result = torch.threshold(input, threshold, value)
-    return result
-
-def glu(input: Tensor, dim: int = -1) -> Tensor:
-    return torch.glu(input, dim)
-
-def sigmoid(input: Tensor) -> Tensor:
-    return input.sigmoid()
-
-def tanh(input: Tensor) -> Tensor:
-    return input.tanh()
-
-def softsign(input: Tensor) -> Tensor:
-    return input / (input.abs() + 1)
-
-def tanhshrink(input: Tensor) -> Tensor:
-    return input - input.tanh()
-
-def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    if ndim == 0 or ndim == 1 or ndim == 3:
-        ret = 0
-    else:
-        ret = 1
-    return ret
-
-def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[int] = None) -> Tensor:
-    if dim is None:
-        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
-    if dtype is None:
-        ret = input.softmax(dim)
-    else:
-        ret = input.softmax(dim, dtype=dtype)
-    return ret
-
-def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[int] = None) -> Tensor:
-    if dim is None:
-        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
-    if dtype is None:
-        ret = (-input).softmax(dim)
-    else:
-        ret = (-input).softmax(dim, dtype=dtype)
-    return ret
-
-def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Optional[int] = None) -> Tensor:
-    if dim is None:
-        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    if dtype is None:
-        ret = input.log_softmax(dim)
-    else:
-        ret = input.log_softmax(dim, dtype=dtype)
-    return ret
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    if p < 0.0 or p > 1.0:
-        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
-    if inplace:
-        result = torch.dropout_(input, p, training)
-    else:
-        result = torch.dropout(input, p, training)
-    return result
-
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    if p < 0.0 or p > 1.0:
-        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
-    if inplace:
-        result = torch.alpha_dropout_(input, p, training)
-    else:
-        result = torch.alpha_dropout(input, p, training)
-    return result
-
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    if p < 0.0 or p > 1.0:
-        raise ValueError("dropout probability has to be between 0 and 1, but got {}".format(p))
-    if inplace:
-        result = torch.feature_dropout_(input, p, training)
-    else:
-        result = torch.feature_dropout(input, p, training)
-    return result
-
-def layer_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, eps: float = 1e-05) -> Tensor:
-    return torch.layer_norm(input, normalized_shape, weight, bias, eps, False)
-
-def rms_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor] = None, eps: Optional[float] = None) -> Tensor:
-    return torch.rms_norm(input, normalized_shape, weight, eps)
-
-def group_norm(input: Tensor, num_groups: int, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, eps: float = 1e-05) -> Tensor:
-    return torch.group_norm(input, num_groups, weight, bias, eps, False)
-
-def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor], weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
-    return torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
-
-def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
-    return torch.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
-
-def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    if padding_idx is not None:
-        if padding_idx > 0:
-            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
-        elif padding_idx < 0:
-            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
-    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
-
-def _max_pool1d(input: Tensor, kernel_size: BroadcastingList1[int], stride: Optional[BroadcastingList1[int]] = None, padding: BroadcastingList1[int] = 0, dilation: BroadcastingList1[int] = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
-    if stride is None:
-        stride = torch.jit.annotate(List[int], [])
-    return torch.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
-
-def _max_pool2d(input: Tensor, kernel_size: BroadcastingList2[int], stride: Optional[BroadcastingList2[int]] = None, padding: BroadcastingList2[int] = 0, dilation: BroadcastingList2[int] = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
-    if stride is None:
-        stride = torch.jit.annotate(List[int], [])
-    return torch.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
-
-def _adaptive_max_pool1d(input: Tensor, output_size: BroadcastingList1[int], return_indices: bool = False) -> Tensor:
-    return torch.adaptive_max_pool1d(input, output_size)[0]
-
-def _adaptive_max_pool2d(input: Tensor, output_size: BroadcastingList2[int], return_indices: bool = False) -> Tensor:
-    output_size = _list_with_default(output_size, input.size())
-    return torch.adaptive_max_pool2d(input, output_size)[0]
-
-def _list_with_default(out_size: List[int], defaults: List[int]) -> List[int]:
-    # PyTorch's `aten::list_with_default`: sizes are ints in TorchScript (no None to fill).
-    return out_size
-
-def adaptive_avg_pool2d(input: Tensor, output_size: BroadcastingList2[int]) -> Tensor:
-    _output_size = _list_with_default(output_size, input.size())
-    return torch._C._nn.adaptive_avg_pool2d(input, _output_size)
-
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Optional[Tensor] = None) -> Tensor:
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
-
-def pad(input: Tensor, pad: List[int], mode: str = "constant", value: Optional[float] = None) -> Tensor:
-    return torch._C._nn.pad(input, pad, mode, value)
-
-def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
-    expanded_input, expanded_target = torch.broadcast_tensors(input, target)
-    return torch._C._nn.mse_loss(expanded_input, expanded_target, _reduction_enum(reduction))
-
-def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
-    expanded_input, expanded_target = torch.broadcast_tensors(input, target)
-    return torch._C._nn.l1_loss(expanded_input, expanded_target, _reduction_enum(reduction))
-
-def _reduction_enum(reduction: str) -> int:
-    if reduction == "none":
-        return 0
-    if reduction == "mean":
-        return 1
-    if reduction == "sum":
-        return 2
-    raise ValueError(reduction + " is not a valid value for reduction")
-
-def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
-    return torch._C._nn.nll_loss_nd(input, target, weight, _reduction_enum(reduction), ignore_index)
-
-def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    return torch._C._nn.cross_entropy_loss(input, target, weight, _reduction_enum(reduction), ignore_index, label_smoothing)
-
 def add(a: int, b: Tensor) -> Tensor:
     return b + a
 
@@ -418,14 +281,6 @@ def tensordot(a: Tensor, b: Tensor, dims: List[List[int]], out: Optional[Tensor]
     return torch.tensordot(a, b, dims[0], dims[1], out=out)
 "#;
 
-/// Python functions of `torch.nn.functional` whose TorchScript name differs (boolean dispatch).
-const FUNCTIONAL_ALIASES: &[(&str, &str)] = &[
-    ("max_pool1d", "_max_pool1d"),
-    ("max_pool2d", "_max_pool2d"),
-    ("adaptive_max_pool1d", "_adaptive_max_pool1d"),
-    ("adaptive_max_pool2d", "_adaptive_max_pool2d"),
-];
-
 /// Names defined in the library that are builtin overloads rather than functionals.
 const OVERLOAD_NAMES: &[&str] = &[
     "add",
@@ -445,6 +300,8 @@ const OVERLOAD_NAMES: &[&str] = &[
 
 struct Library {
     functions: HashMap<String, Arc<Function>>,
+    /// Overloaded functionals (`interpolate`, ...), in definition order.
+    functional_overloads: HashMap<String, Vec<Arc<Function>>>,
     overloads: HashMap<String, Vec<Arc<Function>>>,
 }
 
@@ -478,7 +335,8 @@ fn build_library() -> CResult<Library> {
     let mut chunks: Vec<(String, String)> = Vec::new();
     let mut cur = String::new();
     let mut cur_name = String::new();
-    for line in LIBRARY_SOURCE.lines().chain(TORCH_OVERLOAD_SOURCE.lines()) {
+    let source = format!("{FUNCTIONAL_SOURCE}\n{LIBRARY_SOURCE}\n{TORCH_OVERLOAD_SOURCE}");
+    for line in source.lines() {
         if let Some(rest) = line.strip_prefix("def ") {
             if !cur.trim().is_empty() {
                 chunks.push((cur_name.clone(), std::mem::take(&mut cur)));
@@ -491,17 +349,33 @@ fn build_library() -> CResult<Library> {
     if !cur.trim().is_empty() {
         chunks.push((cur_name, cur));
     }
+    // Names defined more than once (outside the builtin overloads) are functional overloads.
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for (name, _) in &chunks {
+        *counts.entry(name.as_str()).or_default() += 1;
+    }
+    let is_functional_overload =
+        |n: &str| !OVERLOAD_NAMES.contains(&n) && counts.get(n).copied().unwrap_or(0) > 1;
     // Helpers first, so functionals can call them.
     let cu = CompilationUnit::new();
     let mut helper_src = String::new();
     for (name, text) in &chunks {
-        if !OVERLOAD_NAMES.contains(&name.as_str()) {
+        if !OVERLOAD_NAMES.contains(&name.as_str()) && !is_functional_overload(name) {
             helper_src.push_str(text);
+        } else {
+            // Keep line numbers of the helpers' source stable.
+            helper_src.push_str(&"\n".repeat(text.lines().count()));
         }
     }
     let src = Source::new(helper_src, Some("<torch.nn.functional>".into()), 1);
     super::compile_into_namespace(&cu, &src, LIBRARY_NAMESPACE)?;
     for f in cu.functions() {
+        if !f
+            .qualified_name()
+            .starts_with(&format!("{LIBRARY_NAMESPACE}."))
+        {
+            continue;
+        }
         let base = f
             .qualified_name()
             .rsplit('.')
@@ -509,6 +383,24 @@ fn build_library() -> CResult<Library> {
             .unwrap_or_default()
             .to_string();
         functions.insert(base, f);
+    }
+    // Each functional overload in its own namespace (PyTorch mangles them the same way); their
+    // bodies reach the helpers by qualified name.
+    let mut functional_overloads: HashMap<String, Vec<Arc<Function>>> = HashMap::new();
+    for (i, (name, text)) in chunks
+        .iter()
+        .filter(|(n, _)| is_functional_overload(n))
+        .enumerate()
+    {
+        let ns = format!("{LIBRARY_NAMESPACE}.___torch_mangle_{i}");
+        let src = Source::new(text.clone(), Some("<torch.nn.functional>".into()), 1);
+        super::compile_into_namespace(&cu, &src, &ns)?;
+        if let Some(f) = cu.find_function(&format!("{ns}.{name}")) {
+            functional_overloads
+                .entry(name.clone())
+                .or_default()
+                .push(f);
+        }
     }
     for (name, text) in &chunks {
         if OVERLOAD_NAMES.contains(&name.as_str()) {
@@ -525,6 +417,7 @@ fn build_library() -> CResult<Library> {
     }
     Ok(Library {
         functions,
+        functional_overloads,
         overloads,
     })
 }
@@ -534,16 +427,20 @@ pub fn functional(name: &str) -> Option<Functional> {
     if let Some((_, sym)) = BUILTIN_FUNCTIONAL.iter().find(|(n, _)| *n == name) {
         return Some(Functional::Builtin(sym));
     }
-    let target = FUNCTIONAL_ALIASES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, t)| *t)
-        .unwrap_or(name);
-    library()?
-        .functions
-        .get(target)
-        .cloned()
-        .map(Functional::Script)
+    let lib = library()?;
+    if let Some(&(_, arg, index, default, t, f)) = BOOL_DISPATCH.iter().find(|(n, ..)| *n == name) {
+        return Some(Functional::BoolDispatch(Arc::new(BoolDispatch {
+            arg,
+            index,
+            default,
+            if_true: lib.functions.get(t)?.clone(),
+            if_false: lib.functions.get(f)?.clone(),
+        })));
+    }
+    if let Some(fs) = lib.functional_overloads.get(name) {
+        return Some(Functional::Overloads(fs.clone()));
+    }
+    lib.functions.get(name).cloned().map(Functional::Script)
 }
 
 /// The TorchScript-written overloads of builtin operator `name` (`aten::add`, ...).

@@ -67,6 +67,10 @@ pub enum Sugared {
     },
     /// A function of the compilation unit (or a library function written in TorchScript).
     Function(Arc<Function>),
+    /// A `torch.nn.functional` function chosen by a constant boolean argument.
+    BoolDispatch(Arc<super::library::BoolDispatch>),
+    /// Overloaded library functions: a call goes to the first whose signature matches.
+    Overloads(Vec<Arc<Function>>),
     /// A method of an object.
     Method {
         self_val: ValueId,

@@ -7,10 +7,10 @@ use crate::registry::Registry;
 
 type R<T> = Result<T, Error>;
 
-/// ts-tensor's forward convolutions (`conv1d`, `conv2d`).
+/// ts-tensor's forward convolutions (`conv1d`, `conv2d`, `conv3d`).
 type ConvFn = fn(&Tensor, &Tensor, Option<&Tensor>, &[i64], &ConvPadding, &[i64], i64) -> R<Tensor>;
 
-/// ts-tensor's transposed convolutions (`conv_transpose1d`, `conv_transpose2d`).
+/// ts-tensor's transposed convolutions (`conv_transpose1d/2d/3d`).
 type ConvTransposeFn =
     fn(&Tensor, &Tensor, Option<&Tensor>, &[i64], &[i64], &[i64], i64, &[i64]) -> R<Tensor>;
 
@@ -152,5 +152,75 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::adaptive_max_pool2d", |a| {
         a.t(0)?.adaptive_max_pool2d(&a.ints(1)?)
+    });
+    register_volumetric(r);
+}
+
+/// `max_unpool3d`'s extra checks on `stride` and `padding` (the scatter itself only needs the
+/// output size).
+fn check_unpool3d(stride: &[i64], padding: &[i64]) -> R<()> {
+    if stride.len() != 3 || padding.len() != 3 {
+        return Err(Error::runtime(format!(
+            "There should be exactly three elements (depth, height, width) in stride, but got: {} and padding, but got: {}",
+            stride.len(),
+            padding.len()
+        )));
+    }
+    if stride.iter().any(|&s| s <= 0) {
+        return Err(Error::runtime(format!(
+            "strides should be greater than zero, but got stride: {stride:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// The 3-d convolutions and pools, unpooling and fractional max pooling.
+fn register_volumetric(r: &Registry) {
+    def(r, "aten::conv3d", |a| conv_explicit(a, ts_tensor::conv3d));
+    def(r, "aten::conv3d.padding", |a| {
+        conv_str(a, ts_tensor::conv3d)
+    });
+    def(r, "aten::conv_transpose3d.input", |a| {
+        conv_transpose(a, ts_tensor::conv_transpose3d)
+    });
+    def(r, "aten::max_pool3d", |a| {
+        Ok(a.t(0)?
+            .max_pool3d_with_indices(&a.ints(1)?, &a.ints(2)?, &a.ints(3)?, &a.ints(4)?, a.b(5)?)?
+            .0)
+    });
+    def(r, "aten::max_pool3d_with_indices", |a| {
+        a.t(0)?
+            .max_pool3d_with_indices(&a.ints(1)?, &a.ints(2)?, &a.ints(3)?, &a.ints(4)?, a.b(5)?)
+    });
+    def(r, "aten::avg_pool3d", |a| {
+        a.t(0)?.avg_pool3d(
+            &a.ints(1)?,
+            &a.ints(2)?,
+            &a.ints(3)?,
+            a.b(4)?,
+            a.b(5)?,
+            a.oint(6)?,
+        )
+    });
+    def(r, "aten::adaptive_avg_pool3d", |a| {
+        a.t(0)?.adaptive_avg_pool3d(&a.ints(1)?)
+    });
+    def(r, "aten::adaptive_max_pool3d", |a| {
+        a.t(0)?.adaptive_max_pool3d(&a.ints(1)?)
+    });
+    def(r, "aten::max_unpool2d", |a| {
+        a.t(0)?.max_unpool(a.t(1)?, &a.ints(2)?)
+    });
+    def(r, "aten::max_unpool3d", |a| {
+        check_unpool3d(&a.ints(3)?, &a.ints(4)?)?;
+        a.t(0)?.max_unpool(a.t(1)?, &a.ints(2)?)
+    });
+    def(r, "aten::fractional_max_pool2d", |a| {
+        a.t(0)?
+            .fractional_max_pool(&a.ints(1)?, &a.ints(2)?, a.t(3)?)
+    });
+    def(r, "aten::fractional_max_pool3d", |a| {
+        a.t(0)?
+            .fractional_max_pool(&a.ints(1)?, &a.ints(2)?, a.t(3)?)
     });
 }

@@ -8,14 +8,18 @@
 mod args;
 mod arithmetic;
 mod attention;
+mod channels;
 mod conv_pool;
 mod creation;
 mod derived;
+mod layers;
 mod linalg;
+mod loss;
 mod nn;
 mod queries;
 mod reductions;
 mod rnn;
+mod sampling;
 mod shapes;
 
 use std::sync::Arc;
@@ -41,6 +45,10 @@ pub fn register(r: &Registry) {
     rnn::register(r);
     attention::register(r);
     linalg::register(r);
+    channels::register(r);
+    layers::register(r);
+    loss::register(r);
+    sampling::register(r);
     derived::register(r);
 }
 

@@ -224,6 +224,10 @@ pub fn register(r: &Registry) {
         });
     }
     def(r, "aten::batch_norm", |a| {
+        // ATen returns a copy of an empty input before any shape check.
+        if a.t(0)?.numel() == 0 {
+            return a.t(0)?.clone_tensor();
+        }
         ts_tensor::batch_norm(
             a.t(0)?,
             a.ot(1)?,
@@ -363,19 +367,13 @@ pub fn register(r: &Registry) {
     def(r, "aten::constant_pad_nd", |a| {
         constant_pad(a.t(0)?, &a.ints(1)?, a.s(2)?)
     });
-    def(r, "aten::pad", |a| match a.str(2)? {
-        "constant" => constant_pad(a.t(0)?, &a.ints(1)?, Scalar::Float(a.of(3)?.unwrap_or(0.0))),
-        mode => Err(Error::runtime(format!(
-            "pad mode '{mode}' is not implemented in torchscript-rs"
-        ))),
-    });
     def(r, "aten::is_grad_enabled", |_a| Ok(false));
     def(r, "aten::is_autocast_enabled", |_a| Ok(false));
 }
 
 /// `F.pad(x, pad, value=v)`: pads the last dims (pairs from the last dim backwards); negative
 /// pads crop.
-fn constant_pad(x: &Tensor, pad: &[i64], value: Scalar) -> R<Tensor> {
+pub(super) fn constant_pad(x: &Tensor, pad: &[i64], value: Scalar) -> R<Tensor> {
     let nd = x.dim();
     if !pad.len().is_multiple_of(2) || pad.len() / 2 > nd {
         return Err(Error::runtime(format!(

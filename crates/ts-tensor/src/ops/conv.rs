@@ -490,6 +490,121 @@ fn conv_transpose2d_forward(
     out.to_dtype(dt, false)
 }
 
+/// The 2-d parameters of a 3-d problem (the depth entries dropped).
+fn depth_sliced(p: &Params) -> Params {
+    Params {
+        stride: p.stride[1..].to_vec(),
+        pad_before: p.pad_before[1..].to_vec(),
+        pad_after: p.pad_after[1..].to_vec(),
+        dilation: p.dilation[1..].to_vec(),
+        output_padding: p.output_padding[1..].to_vec(),
+        transposed: p.transposed,
+        groups: p.groups,
+    }
+}
+
+/// Stacks per-depth `[n, c, h, w]` slices (zeros where a slice got no contribution) into
+/// `[n, c, d, h, w]` and adds the bias.
+fn stack_depth(
+    slices: Vec<Option<Tensor>>,
+    zero_shape: &[i64],
+    dt: DType,
+    bias: Option<&Tensor>,
+) -> Result<Tensor> {
+    let parts = slices
+        .into_iter()
+        .map(|s| match s {
+            Some(t) => Ok(t),
+            None => Tensor::zeros(zero_shape, dt),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = crate::ops::join::stack(&parts, 2)?;
+    if let Some(b) = bias {
+        out = out.add(&b.reshape(&[1, zero_shape[1], 1, 1, 1])?, Scalar::Int(1))?;
+    }
+    Ok(out)
+}
+
+/// 3-d convolution as a sum of 2-d convolutions: output depth `od` adds the kernel's depth slice
+/// `kd` applied to input depth `od * stride - pad + kd * dilation`.
+fn conv3d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> Result<Tensor> {
+    let (is, ws) = (x.sizes(), w.sizes());
+    let p2 = depth_sliced(p);
+    let (d, kd) = (is[2], ws[2]);
+    let od =
+        (d + p.pad_before[0] + p.pad_after[0] - p.dilation[0] * (kd - 1) - 1) / p.stride[0] + 1;
+    let plane = |a: usize| {
+        (is[a + 2] + p.pad_before[a] + p.pad_after[a] - p.dilation[a] * (ws[a + 2] - 1) - 1)
+            / p.stride[a]
+            + 1
+    };
+    let zero_shape = [is[0], ws[0], plane(1), plane(2)];
+    let mut slices = Vec::with_capacity(od.max(0) as usize);
+    for o in 0..od {
+        let mut acc: Option<Tensor> = None;
+        for t in 0..kd {
+            let z = o * p.stride[0] - p.pad_before[0] + t * p.dilation[0];
+            if z < 0 || z >= d {
+                continue;
+            }
+            let r = conv2d_forward(&x.select(2, z)?, &w.select(2, t)?, None, &p2)?;
+            acc = Some(match acc {
+                Some(a) => a.add(&r, Scalar::Int(1))?,
+                None => r,
+            });
+        }
+        slices.push(acc);
+    }
+    stack_depth(slices, &zero_shape, x.dtype(), bias)
+}
+
+/// 3-d transposed convolution as a sum of 2-d ones: input depth `id` with kernel slice `kd`
+/// lands on output depth `id * stride - pad + kd * dilation`.
+fn conv_transpose3d_forward(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    p: &Params,
+) -> Result<Tensor> {
+    let (is, ws) = (x.sizes(), w.sizes());
+    let p2 = depth_sliced(p);
+    let (d, kd) = (is[2], ws[2]);
+    let od = (d - 1) * p.stride[0] - 2 * p.pad_before[0]
+        + p.dilation[0] * (kd - 1)
+        + p.output_padding[0]
+        + 1;
+    let plane = |a: usize| {
+        (is[a + 2] - 1) * p.stride[a] - 2 * p.pad_before[a]
+            + p.dilation[a] * (ws[a + 2] - 1)
+            + p.output_padding[a]
+            + 1
+    };
+    if od <= 0 || plane(1) <= 0 || plane(2) <= 0 {
+        return Err(Error::runtime(format!(
+            "Given input size per channel: ({} x {} x {}). Calculated output size per channel: ({} x {} x {}). Output size is too small",
+            is[2], is[3], is[4], od, plane(1), plane(2)
+        )));
+    }
+    let zero_shape = [is[0], ws[1] * p.groups, plane(1), plane(2)];
+    let mut slices: Vec<Option<Tensor>> = vec![None; od as usize];
+    for i in 0..d {
+        let xi = x.select(2, i)?;
+        for t in 0..kd {
+            let o = i * p.stride[0] - p.pad_before[0] + t * p.dilation[0];
+            if o < 0 || o >= od {
+                continue;
+            }
+            let r = conv_transpose2d_forward(&xi, &w.select(2, t)?, None, &p2)?;
+            let slot = &mut slices[o as usize];
+            *slot = Some(match slot.take() {
+                Some(a) => a.add(&r, Scalar::Int(1))?,
+                None => r,
+            });
+        }
+    }
+    stack_depth(slices, &zero_shape, x.dtype(), bias)
+}
+
 /// Shared driver: checks, batches unbatched input, lifts 1-d to 2-d and runs the kernel.
 #[allow(clippy::too_many_arguments)]
 fn run_conv(
@@ -560,9 +675,16 @@ pub fn convolution(
         groups,
     )?;
     let k = weight.dim() - 2;
+    if k == 3 {
+        return if p.transposed {
+            conv_transpose3d_forward(input, weight, bias, &p)
+        } else {
+            conv3d_forward(input, weight, bias, &p)
+        };
+    }
     if k != 1 && k != 2 {
         return Err(Error::runtime(format!(
-            "convolution: only 1-d and 2-d convolutions are supported, got a {k}-d weight"
+            "convolution: only 1-d, 2-d and 3-d convolutions are supported, got a {k}-d weight"
         )));
     }
     let (x, w) = if k == 1 {
@@ -677,6 +799,61 @@ pub fn conv_transpose2d(
     run_conv(
         "conv_transpose2d",
         2,
+        input,
+        weight,
+        bias,
+        stride,
+        &pad,
+        dilation,
+        true,
+        output_padding,
+        groups,
+    )
+}
+
+/// `conv3d(input, weight, bias, stride, padding, dilation, groups)` on `[N, C, D, H, W]` or
+/// `[C, D, H, W]`.
+pub fn conv3d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &ConvPadding,
+    dilation: &[i64],
+    groups: i64,
+) -> Result<Tensor> {
+    run_conv(
+        "conv3d",
+        3,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        false,
+        &[0],
+        groups,
+    )
+}
+
+/// `conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)`;
+/// `weight` is `[C_in, C_out / groups, kD, kH, kW]`.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_transpose3d(
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    output_padding: &[i64],
+    groups: i64,
+    dilation: &[i64],
+) -> Result<Tensor> {
+    let pad = ConvPadding::Explicit(padding.to_vec());
+    run_conv(
+        "conv_transpose3d",
+        3,
         input,
         weight,
         bias,

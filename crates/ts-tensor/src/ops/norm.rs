@@ -371,7 +371,11 @@ pub fn group_norm(
     check_float(input, "GroupNormKernelImpl")?;
     let dt = input.dtype();
     let ct = stat_dtype(dt);
-    let x = input.to_dtype(ct, false)?.reshape(&[n, num_groups, -1])?;
+    // Explicit group size: `-1` would be ambiguous for an empty batch.
+    let group = (c / num_groups) * sz[2..].iter().product::<i64>();
+    let x = input
+        .to_dtype(ct, false)?
+        .reshape(&[n, num_groups, group])?;
     let mean = x.mean(Some(&[2]), true, None)?;
     let var = x.var(Some(&[2]), Some(0.0), true)?;
     let y = normalize(&x, &mean, &var, eps, None, None)?.reshape(&sz)?;
