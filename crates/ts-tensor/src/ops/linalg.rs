@@ -20,7 +20,7 @@ mod svd;
 #[cfg(test)]
 mod tensor_tests;
 
-pub use functions::{linalg_multi_dot, parse_str_ord, MatrixNormOrd};
+pub use functions::{linalg_check_errors, linalg_multi_dot, parse_str_ord, MatrixNormOrd};
 
 use rayon::prelude::*;
 

@@ -594,22 +594,28 @@ impl Tensor {
             ));
         }
         let (na, nb) = (self.dim(), other.dim());
-        let (sa, sb) = (self.sizes(), other.sizes());
+        let (mut a, mut b) = (self.clone(), other.clone());
         let mut ca = Vec::new();
         let mut cb = Vec::new();
         let mut size = 1i64;
         for (&x, &y) in dims_a.iter().zip(dims_b) {
             let (x, y) = (wrap_dim(x, na)?, wrap_dim(y, nb)?);
-            if sa[x] != sb[y] {
+            let (sx, sy) = (a.sizes()[x], b.sizes()[y]);
+            // A size-1 side broadcasts, as in ATen: the other side is summed over that dim.
+            if sy == 1 {
+                a = a.sum(Some(&[x as i64]), true, Some(a.dtype()))?;
+            } else if sx == 1 {
+                b = b.sum(Some(&[y as i64]), true, Some(b.dtype()))?;
+            } else if sx != sy {
                 return Err(Error::runtime(format!(
-                    "contracted dimensions need to match, but first has size {} in dim {x} and second has size {} in dim {y}",
-                    sa[x], sb[y]
+                    "contracted dimensions need to match, but first has size {sx} in dim {x} and second has size {sy} in dim {y}"
                 )));
             }
-            size *= sa[x];
+            size *= a.sizes()[x];
             ca.push(x);
             cb.push(y);
         }
+        let (sa, sb) = (a.sizes(), b.sizes());
         let free_a: Vec<usize> = (0..na).filter(|d| !ca.contains(d)).collect();
         let free_b: Vec<usize> = (0..nb).filter(|d| !cb.contains(d)).collect();
         let mut pa: Vec<i64> = free_a.iter().map(|&d| d as i64).collect();
@@ -618,8 +624,8 @@ impl Tensor {
         pb.extend(free_b.iter().map(|&d| d as i64));
         let rows: i64 = free_a.iter().map(|&d| sa[d]).product();
         let cols: i64 = free_b.iter().map(|&d| sb[d]).product();
-        let a2 = self.permute(&pa)?.reshape(&[rows, size])?;
-        let b2 = other.permute(&pb)?.reshape(&[size, cols])?;
+        let a2 = a.permute(&pa)?.reshape(&[rows, size])?;
+        let b2 = b.permute(&pb)?.reshape(&[size, cols])?;
         let mut shape: Vec<i64> = free_a.iter().map(|&d| sa[d]).collect();
         shape.extend(free_b.iter().map(|&d| sb[d]));
         a2.mm(&b2)?.reshape(&shape)
@@ -954,6 +960,100 @@ fn expm(a: &Mat<f64>) -> Mat<f64> {
         r = r.matmul(&r);
     }
     r
+}
+
+/// `torch._linalg_check_errors(info, api_name, is_matrix)`: raises ATen's message for the first
+/// nonzero entry of a LAPACK-style `info` tensor (with a batch-element prefix unless
+/// `is_matrix`).
+pub fn linalg_check_errors(info: &Tensor, api: &str, is_matrix: bool) -> Result<()> {
+    let infos: Vec<i32> = info.to_vec::<i64>().into_iter().map(|v| v as i32).collect();
+    super::decompose::check_infos(&infos, !is_matrix, api)
+}
+
+impl Tensor {
+    /// `torch.vander(x, N, increasing)`: the `[n, N]` Vandermonde matrix of a vector, powers
+    /// decreasing unless `increasing`; integer and bool inputs give `int64`, as ATen's cumprod.
+    pub fn vander(&self, n: Option<i64>, increasing: bool) -> Result<Tensor> {
+        if self.dim() != 1 {
+            return Err(Error::runtime("x must be a one-dimensional tensor."));
+        }
+        let len = self.sizes()[0];
+        let n = n.unwrap_or(len);
+        if n < 0 {
+            return Err(Error::runtime("N must be non-negative."));
+        }
+        let dt = crate::promote::promote_types(self.dtype(), DType::Int64);
+        let x = self.to_dtype(dt, false)?;
+        let result = if n == 0 {
+            Tensor::zeros(&[len, 0], dt)?
+        } else {
+            let ones = crate::ops::factory::ones(&[len, 1], Some(dt))?;
+            if n == 1 {
+                ones
+            } else {
+                let powers = x
+                    .unsqueeze(1)?
+                    .expand(&[len, n - 1], false)?
+                    .cumprod(1, None)?;
+                crate::cat(&[ones, powers], 1)?
+            }
+        };
+        if increasing {
+            Ok(result)
+        } else {
+            result.flip(&[1])
+        }
+    }
+
+    /// `torch.norm_except_dim(v, pow, dim)` (weight norm's helper): the `pow`-norm over every
+    /// dimension but `dim`, kept as size-1 dimensions; `dim == -1` means the whole tensor.
+    pub fn norm_except_dim(&self, pow: i64, dim: i64) -> Result<Tensor> {
+        let p = Some(Scalar::Int(pow));
+        if dim == -1 {
+            return self.norm(p, None, false, None);
+        }
+        let d = wrap_dim(dim, self.dim())?;
+        let sizes = self.sizes();
+        let mut out = vec![1i64; sizes.len()];
+        out[d] = sizes[d];
+        let rest: i64 = (0..sizes.len())
+            .filter(|&i| i != d)
+            .map(|i| sizes[i])
+            .product();
+        self.transpose(0, d as i64)?
+            .contiguous()?
+            .reshape(&[sizes[d], rest])?
+            .norm(p, Some(&[1]), false, None)?
+            .reshape(&out)
+    }
+
+    /// `aten::linalg__powsum(x, ord, dim, keepdim, dtype)`: `sum(|x| ** ord)` over `dim`
+    /// (everything when absent), the un-rooted vector norm.
+    pub fn linalg_powsum(
+        &self,
+        ord: Scalar,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let x = match dtype {
+            Some(dt) => self.to_dtype(dt, false)?,
+            None => self.clone(),
+        };
+        x.abs()?.pow_scalar(ord)?.sum(dim, keepdim, None)
+    }
+
+    /// `Tensor.H` (`aten::matrix_H`): the transpose of a matrix (conjugation is the identity on
+    /// real dtypes); a 0-dim tensor is returned as is.
+    pub fn matrix_h(&self) -> Result<Tensor> {
+        match self.dim() {
+            0 => Ok(self.clone()),
+            2 => self.transpose(0, 1),
+            n => Err(Error::runtime(format!(
+                "tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+            ))),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -245,6 +245,16 @@ fn products() {
             .unwrap(),
         &[10., 13., 28., 40.],
     );
+    // A contracted size-1 dim broadcasts against the other side (summed there), as in torch:
+    // tensordot(ones[1, 2], b[3, 2], dims=([0], [0]))  sums b over its rows.
+    let b = t(&[1., 2., 3., 4., 5., 6.], &[3, 2]);
+    let o = t(&[1., 1.], &[1, 2]);
+    close(&o.tensordot(&b, &[0], &[0]).unwrap(), &[9., 12., 9., 12.]);
+    assert!(t(&[1., 2.], &[2])
+        .tensordot(&b, &[0], &[0])
+        .unwrap_err()
+        .message
+        .contains("first has size 2 in dim 0 and second has size 3 in dim 0"));
     let r = Tensor::scalar_tensor(Scalar::Float(1.0), DType::Float32)
         .unwrap()
         .addr(
@@ -255,4 +265,82 @@ fn products() {
         )
         .unwrap();
     close(&r, &[6.5, 8.5, 12.5, 16.5]);
+}
+
+#[test]
+fn legacy_helpers() {
+    // torch.vander: decreasing powers by default, int64 for integer input, N = 0 and 1.
+    let x = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+    let v = x.vander(Some(4), true).unwrap();
+    assert_eq!(v.dtype(), DType::Int64);
+    assert_eq!(v.to_vec::<i64>(), vec![1, 1, 1, 1, 1, 2, 4, 8, 1, 3, 9, 27]);
+    close(
+        &t(&[1., 2.], &[2]).vander(None, false).unwrap(),
+        &[1., 1., 2., 1.],
+    );
+    assert_eq!(
+        t(&[1., 2.], &[2])
+            .vander(Some(0), false)
+            .unwrap()
+            .sizes()
+            .as_slice(),
+        &[2, 0]
+    );
+    close(
+        &t(&[2., 3.], &[2]).vander(Some(1), false).unwrap(),
+        &[1., 1.],
+    );
+    assert_eq!(
+        t(&[1.; 4], &[2, 2])
+            .vander(None, false)
+            .unwrap_err()
+            .message,
+        "x must be a one-dimensional tensor."
+    );
+    assert_eq!(
+        t(&[1., 2.], &[2])
+            .vander(Some(-1), false)
+            .unwrap_err()
+            .message,
+        "N must be non-negative."
+    );
+    // norm_except_dim: torch gives [[3.7417], [8.7750]] / [[4.1231, 5.3852, 6.7082]] / 9.5394.
+    let m = t(&[1., -2., 3., 4., 5., -6.], &[2, 3]);
+    let r = m.norm_except_dim(2, 0).unwrap();
+    assert_eq!(r.sizes().as_slice(), &[2, 1]);
+    close(&r, &[3.7416575, 8.774964]);
+    let r = m.norm_except_dim(2, 1).unwrap();
+    assert_eq!(r.sizes().as_slice(), &[1, 3]);
+    close(&r, &[4.1231055, 5.3851648, 6.7082039]);
+    close(&m.norm_except_dim(2, -1).unwrap(), &[9.539392]);
+    close(
+        &t(&[3., -4.], &[2]).norm_except_dim(2, 0).unwrap(),
+        &[3., 4.],
+    );
+    // linalg__powsum: sum(|x| ** ord); 0 ** 0 counts as 1.
+    let z = t(&[1., -2., 0., 4., 5., -6.], &[2, 3]);
+    close(
+        &z.linalg_powsum(Scalar::Int(0), None, false, None).unwrap(),
+        &[6.],
+    );
+    close(
+        &z.linalg_powsum(Scalar::Int(3), Some(&[1]), true, None)
+            .unwrap(),
+        &[9., 405.],
+    );
+    // Tensor.H and _linalg_check_errors.
+    assert_eq!(m.matrix_h().unwrap().sizes().as_slice(), &[3, 2]);
+    assert_eq!(
+        t(&[1.; 3], &[3]).matrix_h().unwrap_err().message,
+        "tensor.H is only supported on matrices (2-D tensors). Got 1-D tensor."
+    );
+    let info = Tensor::from_vec(vec![0i32, 3], &[2]).unwrap();
+    assert_eq!(
+        super::functions::linalg_check_errors(&info, "linalg.cholesky", false)
+            .unwrap_err()
+            .message,
+        "linalg.cholesky: (Batch element 1): The factorization could not be completed because the input is not positive-definite (the leading minor of order 3 is not positive-definite)."
+    );
+    let ok = Tensor::from_vec(vec![0i32], &[]).unwrap();
+    assert!(super::functions::linalg_check_errors(&ok, "linalg.inv", true).is_ok());
 }
