@@ -362,8 +362,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
     else:
         padding_idx = -1
     if max_norm is not None:
+        # PyTorch calls `aten::_no_grad_embedding_renorm_` here, whose schema marks no mutation:
+        # TorchScript's dead code elimination drops it, so scripted code never renormalizes.
         input = input.contiguous()
-        torch.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = None, max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False, padding_idx: Optional[int] = None) -> Tensor:
@@ -403,8 +404,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
             raise ValueError("max mode does not support sparse weights")
     else:
         raise ValueError("mode has to be one of sum, mean or max")
-    if max_norm is not None:
-        torch.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
+    # (No renormalization for `max_norm`: as in `embedding`, TorchScript drops it.)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='{}'). Please open a feature request on GitHub.".format(mode))
     ret, _, _, _ = torch.embedding_bag(weight, input, bag_offsets, scale_grad_by_freq, mode_enum, sparse, per_sample_weights, include_last_offset, padding_idx)

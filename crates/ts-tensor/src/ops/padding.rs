@@ -55,6 +55,14 @@ fn source(mode: PadMode, j: i64, lo: i64, n: i64) -> i64 {
     }
 }
 
+/// Circular padding's source of output `j`: ATen first crops negative pads, then wraps the
+/// positive ones around what is left (`m` elements starting at `start`).
+fn circular_source(j: i64, lo: i64, hi: i64, n: i64) -> Option<i64> {
+    let start = (-lo).max(0);
+    let m = n - start - (-hi).max(0);
+    (m > 0).then(|| start + (j - lo.max(0)).rem_euclid(m))
+}
+
 impl Tensor {
     /// Pads the last `pad.len() / 2` dims with `mode`, checking sizes as ATen's
     /// `reflection_pad*`/`replication_pad*`/`_pad_circular` do (`op` names the kernel in
@@ -129,7 +137,16 @@ impl Tensor {
                     "Negative padding value is resulting in an empty dimension.",
                 ));
             }
-            let idx: Vec<i64> = (0..out).map(|j| source(mode, j, lo, n)).collect();
+            let idx: Vec<i64> = if mode == PadMode::Circular {
+                (0..out)
+                    .map(|j| circular_source(j, lo, hi, n))
+                    .collect::<Option<Vec<i64>>>()
+                    .ok_or_else(|| {
+                        Error::runtime("Padding value causes wrapping around more than once.")
+                    })?
+            } else {
+                (0..out).map(|j| source(mode, j, lo, n)).collect()
+            };
             let idx = Tensor::from_vec(idx, &[out])?;
             cur = cur.index_select(d as i64, &idx)?;
         }
@@ -160,5 +177,11 @@ mod tests {
         assert_eq!(r(PadMode::Replicate, &[-1, 1]).unwrap(), vec![2., 3., 3.]);
         assert!(r(PadMode::Reflect, &[3, 0]).is_err());
         assert!(r(PadMode::Circular, &[4, 0]).is_err());
+        // Circular crops negative pads first, then wraps around what is left (as ATen).
+        assert_eq!(r(PadMode::Circular, &[1, -1]).unwrap(), vec![2., 1., 2.]);
+        assert_eq!(
+            r(PadMode::Circular, &[-1, 2]).unwrap(),
+            vec![2., 3., 2., 3.]
+        );
     }
 }
