@@ -8,6 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Graphs known to match PyTorch's; raise it when more do.
+const PARITY_FLOOR: usize = 100;
+
 fn shared() -> Option<PathBuf> {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
     d.join("corpus/ir_optimized").is_dir().then_some(d)
@@ -44,7 +47,7 @@ fn optimized_ir_parity_with_pytorch() {
         .filter(|p| p.extension().is_some_and(|e| e == "ir"))
         .collect();
     files.sort();
-    let (mut equal, mut total) = (0, 0);
+    let (mut equal, mut total) = (0usize, 0usize);
     let mut differing = Vec::new();
     for f in files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
@@ -70,5 +73,9 @@ fn optimized_ir_parity_with_pytorch() {
     }
     eprintln!("optimized IR parity: {equal}/{total}; differing: {differing:?}");
     assert!(total > 0);
-    assert!(equal >= 0, "optimized IR parity fell to {equal}/{total}");
+    // 100/123 when the floor was set (the remaining differences: see ARCHITECTURE.md).
+    assert!(
+        equal >= PARITY_FLOOR,
+        "optimized IR parity fell to {equal}/{total}"
+    );
 }
