@@ -370,7 +370,8 @@ fn fit(a: &Arg, ty: &TypeRef, n: Option<usize>, pass: Pass) -> Option<(IValue, u
                 _ => return None,
             };
             if let Some(n) = n {
-                if items.len() != n && !(items.len() == 1 && n > 1) {
+                // A fixed-size list also takes one value (repeated) or none (`stride=[]`).
+                if items.len() > 1 && items.len() != n {
                     return None;
                 }
             }
