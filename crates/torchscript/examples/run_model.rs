@@ -19,7 +19,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shape = data_files::parse_shape(&args.next().unwrap_or_else(|| "1x3x224x224".into()))?;
 
     let model = Module::load(&path)?;
-    println!("{path}: {} with {} parameters", model.class_name(), model.parameters().len());
+    println!(
+        "{path}: {} with {} parameters",
+        model.class_name(),
+        model.parameters().len()
+    );
     let x = Tensor::randn(&shape, 0)?;
     let start = Instant::now();
     let logits: Tensor = model.forward((x,))?.try_into()?;

@@ -36,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("normalize -> {y}");
     println!("graph of normalize:\n{}", normalize.graph()?);
 
-    let counts = cu.function("histogram")?.call((vec![1i64, 2, 3, 4, 5, 6, 7], 3i64))?;
+    let counts = cu
+        .function("histogram")?
+        .call((vec![1i64, 2, 3, 4, 5, 6, 7], 3i64))?;
     let counts: std::collections::HashMap<i64, i64> = counts.try_into()?;
     let mut sorted: Vec<_> = counts.into_iter().collect();
     sorted.sort();

@@ -41,7 +41,11 @@ fn run(model: &Module, req: &Value) -> Result<(Vec<i64>, Vec<f32>), Box<dyn std:
         Some(data) => {
             let data: Vec<f32> = data
                 .iter()
-                .map(|v| v.as_f64().map(|f| f as f32).ok_or("data entries must be numbers"))
+                .map(|v| {
+                    v.as_f64()
+                        .map(|f| f as f32)
+                        .ok_or("data entries must be numbers")
+                })
                 .collect::<Result<_, _>>()?;
             Tensor::from_vec(data, &shape)?
         }
@@ -54,7 +58,12 @@ fn run(model: &Module, req: &Value) -> Result<(Vec<i64>, Vec<f32>), Box<dyn std:
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args.next().ok_or("usage: serve MODEL.pt [WORKERS]")?;
-    let workers: usize = args.next().map(|w| w.parse()).transpose()?.unwrap_or(4).max(1);
+    let workers: usize = args
+        .next()
+        .map(|w| w.parse())
+        .transpose()?
+        .unwrap_or(4)
+        .max(1);
     let model = Arc::new(Module::load(&path)?);
 
     // Requests go to the workers through one queue; answers come back tagged with their

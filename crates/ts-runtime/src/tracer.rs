@@ -261,11 +261,13 @@ fn build_class(
     }))
 }
 
+/// Attribute names are identifiers, or digits as `nn.Sequential` names its children (saved
+/// code reads those with `getattr(self, "0")`).
 fn check_attr_name(n: &str, seen: &mut std::collections::HashSet<String>) -> Result<()> {
-    let ok = !n.is_empty()
-        && !n.starts_with(|c: char| c.is_ascii_digit())
-        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && n != "training";
+    let identifier = !n.starts_with(|c: char| c.is_ascii_digit())
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let index = n.chars().all(|c| c.is_ascii_digit());
+    let ok = !n.is_empty() && (identifier || index) && n != "training";
     if !ok {
         return Err(Error::runtime(format!(
             "trace: '{n}' cannot be a module attribute name"
@@ -671,6 +673,16 @@ mod tests {
         let out = crate::call_method(&r.module, "forward", vec![IValue::Tensor(x2)]).unwrap();
         assert_eq!(out.as_tensor().unwrap().to_vec::<f32>(), vec![2.0, 4.0]);
         assert!(!is_tracing());
+    }
+
+    #[test]
+    fn attribute_names_are_identifiers_or_indices() {
+        let mut seen = std::collections::HashSet::new();
+        assert!(check_attr_name("fc1", &mut seen).is_ok());
+        assert!(check_attr_name("0", &mut seen).is_ok());
+        for bad in ["", "1a", "a.b", "training", "fc1", "0"] {
+            assert!(check_attr_name(bad, &mut seen).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -86,3 +86,15 @@ def test_trace_errors_propagate():
     with pytest.raises(KeyError):
         tsrs.trace(f, (tsrs.from_numpy(np.ones(1, dtype=np.float32)),))
     assert not tsrs.is_tracing()
+
+
+def test_trace_sequential_children_named_by_index(tmp_path):
+    tsrs.manual_seed(1)
+    net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+    x = tsrs.from_numpy(np.random.default_rng(2).standard_normal((4, 3)).astype(np.float32))
+    traced = tsrs.trace(net, (x,))
+    assert 'prim::GetAttr[name="0"]' in traced.graph
+    assert sorted(n for n, _ in traced.named_parameters()) == ["0.bias", "0.weight", "2.bias", "2.weight"]
+    p = tmp_path / "seq.pt"
+    tsrs.save(traced, str(p))
+    np.testing.assert_array_equal(tsrs.load(str(p))(x).numpy(), net(x).numpy())
