@@ -1,13 +1,16 @@
 //! `ts-runtime`: runs TorchScript (PyTorch's `jit/runtime` and `jit/api`): [`Code`], the
-//! interpreter with fork/wait, the graph executor, and calling functions and methods.
+//! interpreter with fork/wait, the graph executor, calling functions and methods, calling
+//! operators by name ([`dispatch`]) and the tracer ([`tracer`]).
 
 pub mod arguments;
 pub mod code;
+pub mod dispatch;
 pub mod error;
 pub mod executor;
 pub mod interpreter;
 pub mod peephole;
 pub mod run;
+pub mod tracer;
 
 pub use arguments::{bind_arguments, coerce};
 pub use code::{Code, Instr};

@@ -12,6 +12,7 @@ pub mod dtype;
 pub mod element;
 pub mod error;
 pub mod generator;
+pub mod host_data;
 pub mod list;
 pub mod ops;
 pub mod overlap;
@@ -29,6 +30,7 @@ pub use dtype::DType;
 pub use element::Element;
 pub use error::{Error, ErrorKind, Result};
 pub use generator::{manual_seed, Generator};
+pub use host_data::DataView;
 pub use list::ListValue;
 pub use ops::attention::{
     native_multi_head_attention, scaled_dot_product_attention, transformer_encoder_layer_fwd,

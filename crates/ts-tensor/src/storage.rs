@@ -17,11 +17,14 @@ struct StorageImpl {
     layout: Layout,
     nbytes: usize,
     device: Device,
+    /// For memory borrowed from elsewhere (a NumPy array, a DLPack producer): what keeps it
+    /// alive. Dropped with the storage instead of deallocating `ptr`.
+    owner: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Drop for StorageImpl {
     fn drop(&mut self) {
-        if self.layout.size() != 0 {
+        if self.owner.is_none() && self.layout.size() != 0 {
             // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
             unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
         }
@@ -71,8 +74,46 @@ impl Storage {
                 layout,
                 nbytes,
                 device,
+                owner: None,
             }),
         })
+    }
+
+    /// Storage over memory owned by someone else (a NumPy array, a DLPack tensor): no copy is
+    /// made, and `owner` is dropped when the last tensor using the memory goes away.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for reads and writes of `nbytes` bytes, aligned for the element
+    /// type of every tensor that will view it, and stay so until `owner` is dropped; nothing
+    /// else may free or move the memory in the meantime.
+    pub unsafe fn from_external(
+        ptr: *mut u8,
+        nbytes: usize,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Result<Storage> {
+        let ptr = if nbytes == 0 {
+            NonNull::new(ALIGN as *mut u8)
+        } else {
+            NonNull::new(ptr)
+        }
+        .ok_or_else(|| Error::runtime("cannot wrap a null data pointer as tensor storage"))?;
+        // A zero-size layout: `Drop` never deallocates borrowed memory.
+        let layout = Layout::from_size_align(0, 1).map_err(|e| Error::runtime(e.to_string()))?;
+        Ok(Storage {
+            inner: Arc::new(StorageImpl {
+                ptr,
+                layout,
+                nbytes,
+                device: Device::Cpu,
+                owner: Some(owner),
+            }),
+        })
+    }
+
+    /// True when the memory is borrowed from another owner (see [`Storage::from_external`]).
+    pub fn is_external(&self) -> bool {
+        self.inner.owner.is_some()
     }
 
     /// Storage holding a copy of `bytes`.
@@ -126,5 +167,48 @@ impl Storage {
 impl std::fmt::Debug for Storage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Storage({} bytes on {})", self.nbytes(), self.device())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    struct Owner {
+        data: Vec<f32>,
+        dropped: Arc<AtomicBool>,
+    }
+
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            self.dropped.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn external_memory_is_viewed_in_place_and_released_with_the_last_tensor() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let mut owner = Box::new(Owner {
+            data: vec![1.0, 2.0, 3.0, 4.0],
+            dropped: dropped.clone(),
+        });
+        let ptr = owner.data.as_mut_ptr() as *mut u8;
+        // SAFETY: the Vec's buffer lives inside `owner`, which the storage keeps until it drops.
+        let s = unsafe { Storage::from_external(ptr, 16, owner) }.unwrap();
+        assert!(s.is_external());
+        assert_eq!(s.as_ptr(), ptr as *const u8);
+        let t = crate::Tensor::from_parts(s, &[2, 2], &[1, 2], 0, crate::DType::Float32).unwrap();
+        assert_eq!(t.to_vec::<f32>(), vec![1.0, 3.0, 2.0, 4.0]);
+        assert!(!dropped.load(Ordering::SeqCst));
+        drop(t);
+        assert!(dropped.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn null_external_memory_is_an_error() {
+        // SAFETY: a null pointer is refused before it is stored.
+        let r = unsafe { Storage::from_external(std::ptr::null_mut(), 4, Box::new(())) };
+        assert!(r.is_err());
     }
 }

@@ -32,10 +32,20 @@ enum Command {
         /// The function (or method) to call.
         #[arg(long)]
         entry: String,
-        /// `torch.save(tuple_of_positional_arguments)`; no arguments when absent.
+        /// The positional arguments: `torch.save(tuple_of_arguments)` (`.pt`), one NumPy
+        /// array (`.npy`), every array of an `.npz`, or every tensor of a `.safetensors` file
+        /// (sorted by name); no arguments when absent.
         #[arg(long)]
         inputs: Option<PathBuf>,
-        /// Where to `torch.save` the result; printed to stdout when absent.
+        /// A random float32 (standard normal) tensor argument of this shape, e.g.
+        /// `1x3x224x224`, after the `--inputs` ones; repeat for more arguments.
+        #[arg(long, value_name = "SHAPE")]
+        random: Vec<String>,
+        /// Seed of the `--random` tensors.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Where to write the result: `.npy` (a tensor), `.npz` (tensors) or a `torch.save`
+        /// file (anything else); printed to stdout when absent.
         #[arg(long)]
         output: Option<PathBuf>,
     },
@@ -164,8 +174,17 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             program,
             entry,
             inputs,
+            random,
+            seed,
             output,
-        } => crate::run_command::run(&program, &entry, inputs.as_deref(), output.as_deref()),
+        } => {
+            let mut args = match inputs {
+                Some(p) => crate::run_command::read_inputs(&p)?,
+                None => Vec::new(),
+            };
+            args.extend(crate::run_command::random_inputs(&random, seed)?);
+            crate::run_command::run(&program, &entry, args, output.as_deref())
+        }
         Command::Save {
             program,
             output,

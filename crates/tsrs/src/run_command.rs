@@ -1,4 +1,5 @@
-//! `tsrs run PROGRAM --entry NAME --inputs IN.pt --output OUT.pt`: the conformance contract.
+//! `tsrs run PROGRAM --entry NAME --inputs IN.pt --output OUT.pt`: the conformance contract;
+//! inputs and outputs may also be NumPy or safetensors files, inputs random tensors.
 
 use std::path::Path;
 
@@ -7,15 +8,28 @@ use ts_core::IValue;
 use crate::cli::CliError;
 use crate::program::compile_file;
 
-/// Reads the positional arguments saved with `torch.save(tuple_of_args)`.
+/// Reads positional arguments: a `torch.save(tuple_of_args)` file, or (by extension) `.npy`,
+/// `.npz` and `.safetensors` tensors.
 pub fn read_inputs(path: &Path) -> Result<Vec<IValue>, CliError> {
-    let v = ts_serialize::load_torch_save(path)
+    let v = torchscript::data_files::read_inputs(path)
         .map_err(|e| CliError(format!("error: cannot load inputs {}: {e}", path.display())))?;
-    match v {
-        IValue::Tuple(t) => Ok(t.elements.clone()),
-        IValue::List(l) => Ok(l.items.read().clone()),
-        other => Ok(vec![other]),
-    }
+    Ok(v.into_iter().map(torchscript::IValue::into_core).collect())
+}
+
+/// Standard-normal float32 tensors of the shapes given as `1x3x224x224`, seeded `seed`,
+/// `seed + 1`, ...
+pub fn random_inputs(shapes: &[String], seed: u64) -> Result<Vec<IValue>, CliError> {
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let shape = torchscript::data_files::parse_shape(s)
+                .map_err(|e| CliError(format!("error: --random: {e}")))?;
+            let t = torchscript::Tensor::randn(&shape, seed.wrapping_add(i as u64))
+                .map_err(|e| CliError(format!("error: --random {s}: {e}")))?;
+            Ok(torchscript::IValue::from(t).into_core())
+        })
+        .collect()
 }
 
 /// Calls `entry` of a source program on `args` and returns its result.
@@ -35,25 +49,23 @@ pub fn call_program(program: &Path, entry: &str, args: Vec<IValue>) -> Result<IV
     ts_runtime::call_function(&f, args).map_err(|e| CliError(e.to_string()))
 }
 
-/// `tsrs run`.
+/// `tsrs run` on arguments already read.
 pub fn run(
     program: &Path,
     entry: &str,
-    inputs: Option<&Path>,
+    args: Vec<IValue>,
     output: Option<&Path>,
 ) -> Result<(), CliError> {
-    let args = match inputs {
-        Some(p) => read_inputs(p)?,
-        None => Vec::new(),
-    };
     let result = if crate::model::is_archive(program) {
         crate::model::call_model(program, entry, args)?
     } else {
         call_program(program, entry, args)?
     };
     match output {
-        Some(out) => ts_serialize::save_torch_save(&result, out)
-            .map_err(|e| CliError(format!("error: cannot write {}: {e}", out.display()))),
+        Some(out) => {
+            torchscript::data_files::write_output(out, &torchscript::IValue::from_core(result))
+                .map_err(|e| CliError(format!("error: {e}")))
+        }
         None => {
             crate::cli::emit(&format!("{}\n", result.to_display_string()));
             Ok(())

@@ -192,3 +192,56 @@ fn bench_prints_one_json_object() {
     assert_ne!(rc, 0);
     assert!(err.contains("--iters"), "{err}");
 }
+
+#[test]
+fn numpy_and_random_inputs_and_npy_output() {
+    let dir = std::env::temp_dir().join(format!("tsrs-cli-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("prog.py");
+    std::fs::write(
+        &program,
+        "def f(x: Tensor, y: Tensor) -> Tensor:\n    return x * 2.0 + y.sum()\n",
+    )
+    .unwrap();
+    let x = torchscript::Tensor::from_data(&[1.0f32, -2.0, 3.0], &[3]).unwrap();
+    let y = torchscript::Tensor::from_data(&[0.5f32, 0.25], &[2]).unwrap();
+    let npz = dir.join("in.npz");
+    torchscript::npy::save_npz(&npz, &[("x".into(), x.clone()), ("y".into(), y)]).unwrap();
+    let out = dir.join("out.npy");
+    let (p, n, o) = (
+        program.to_str().unwrap(),
+        npz.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    let (rc, _, err) = tsrs(&["run", p, "--entry", "f", "--inputs", n, "--output", o]);
+    assert_eq!(rc, 0, "{err}");
+    let r = torchscript::npy::load_npy(&out).unwrap();
+    assert_eq!(r.to_vec::<f32>(), vec![2.75, -3.25, 6.75]);
+    // One .npy input plus a random one of a given shape.
+    let npy = dir.join("x.npy");
+    torchscript::npy::save_npy(&npy, &x).unwrap();
+    let npy = npy.to_str().unwrap();
+    let args = ["run", p, "--entry", "f", "--inputs", npy, "--random", "2x3"];
+    let (rc, _, err) = tsrs(&[&args[..], &["--output", o]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let first = torchscript::npy::load_npy(&out).unwrap().to_vec::<f32>();
+    let (rc, _, _) = tsrs(&[&args[..], &["--output", o]].concat());
+    assert_eq!(rc, 0);
+    assert_eq!(
+        torchscript::npy::load_npy(&out).unwrap().to_vec::<f32>(),
+        first
+    );
+    // Bad shapes, unreadable files and non-tensor results in .npy are clear errors.
+    let (rc, _, err) = tsrs(&["run", p, "--entry", "f", "--random", "2xq"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("bad shape"), "{err}");
+    std::fs::write(dir.join("bad.npy"), b"not numpy").unwrap();
+    let bad = dir.join("bad.npy");
+    let (rc, _, err) = tsrs(&["run", p, "--entry", "f", "--inputs", bad.to_str().unwrap()]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("cannot load inputs"), "{err}");
+    let (rc, _, err) = tsrs(&["run", "examples/hello.py", "--entry", "main", "--output", o]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("tensors only"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
