@@ -293,6 +293,11 @@ impl FunctionEmitter<'_> {
                     "preserve_format" => Sugared::Simple(self.constant(IValue::Int(1))),
                     "channels_last" => Sugared::Simple(self.constant(IValue::Int(2))),
                     "warn" => Sugared::Special(Special::Warn),
+                    // Python exposes `aten::segment_reduce` as `torch._segment_reduce`.
+                    "_segment_reduce" => Sugared::Builtin {
+                        name: Symbol::aten("segment_reduce"),
+                        self_val: None,
+                    },
                     _ => Sugared::Builtin {
                         name: Symbol::aten(name),
                         self_val: None,
@@ -618,6 +623,17 @@ impl FunctionEmitter<'_> {
         let callee = self.emit_sugared(func, None)?;
         let range = &e.range;
         match callee {
+            Sugared::Builtin {
+                name,
+                self_val: Some(v),
+            } if name == Symbol::aten("__getitem__")
+                && args.len() == 1
+                && kwargs.is_empty()
+                && self.g.value(v).ty().is_tensor() =>
+            {
+                // `x.__getitem__(i)` on a tensor is the subscript `x[i]`, as in PyTorch.
+                Ok(Sugared::Simple(self.emit_subscript_value(v, args, range)?))
+            }
             Sugared::Builtin { name, self_val } => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(

@@ -14,8 +14,13 @@ mod derived;
 mod nn;
 mod queries;
 mod reductions;
+mod reshaping;
 mod rnn;
+mod scatter;
 mod shapes;
+mod special;
+mod statistics;
+mod view_copies;
 
 use std::sync::Arc;
 
@@ -39,6 +44,11 @@ pub fn register(r: &Registry) {
     conv_pool::register(r);
     rnn::register(r);
     attention::register(r);
+    reshaping::register(r);
+    scatter::register(r);
+    view_copies::register(r);
+    special::register(r);
+    statistics::register(r);
     derived::register(r);
 }
 
