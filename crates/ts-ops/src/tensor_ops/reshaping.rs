@@ -75,6 +75,9 @@ fn register_joins(r: &Registry) {
     def(r, "aten::broadcast_tensors", |a| {
         split_join::broadcast_tensors(&a.tensors(0)?)
     });
+    def(r, "aten::_chunk_cat", |a| {
+        split_join::chunk_cat(&a.tensors(0)?, a.int(1)?, a.int(2)?)
+    });
     def(r, "aten::broadcast_to", |a| {
         a.t(0)?.broadcast_to(&a.ints(1)?)
     });

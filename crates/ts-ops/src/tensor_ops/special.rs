@@ -79,6 +79,10 @@ pub fn register(r: &Registry) {
     register_binary(r);
     def(r, "aten::fmax", |a| a.t(0)?.fmax_fmin(a.t(1)?, true));
     def(r, "aten::fmin", |a| a.t(0)?.fmax_fmin(a.t(1)?, false));
+    def(r, "aten::frexp.Tensor", |a| a.t(0)?.frexp());
+    def(r, "aten::renorm", |a| {
+        a.t(0)?.renorm(a.s(1)?, a.int(2)?, a.s(3)?)
+    });
     def(r, "aten::heaviside", |a| a.t(0)?.heaviside(a.t(1)?));
     def(r, "aten::clamp_min.Tensor", |a| {
         a.t(0)?.clamp_tensor(Some(a.t(1)?), None)

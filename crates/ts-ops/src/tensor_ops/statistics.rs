@@ -1,6 +1,6 @@
 //! Order statistics and NaN-skipping reductions: `median(dim)`, `nanmedian`, `kthvalue`,
 //! `mode`, `quantile`/`nanquantile`, `nansum`, `nanmean`, `aminmax`, and binning (`histc`,
-//! `histogram`, `bucketize`, `searchsorted`).
+//! `histogram`, `bucketize`, `searchsorted`), and `unique` in its forms.
 
 use ts_tensor::ops::order_statistics::QuantileInterpolation;
 use ts_tensor::promote::scalar_tensor_dtype;
@@ -47,6 +47,25 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::aminmax", |a| a.t(0)?.aminmax(a.oint(1)?, a.b(2)?));
     register_binning(r);
+    def(r, "aten::cov", |a| {
+        a.t(0)?.cov(a.int(1)?, a.ot(2)?, a.ot(3)?)
+    });
+    def(r, "aten::corrcoef", |a| a.t(0)?.corrcoef());
+    def(r, "aten::_unique2", |a| a.t(0)?.unique2(a.b(2)?, a.b(3)?));
+    def(r, "aten::_unique", |a| {
+        let (v, inv, _) = a.t(0)?.unique2(a.b(2)?, false)?;
+        Ok((v, inv))
+    });
+    def(r, "aten::unique_dim", |a| {
+        a.t(0)?.unique_dim(a.int(1)?, a.b(3)?, a.b(4)?)
+    });
+    def(r, "aten::unique_consecutive", |a| {
+        a.t(0)?.unique_consecutive(a.b(1)?, a.b(2)?, a.oint(3)?)
+    });
+    def(r, "aten::unique_dim_consecutive", |a| {
+        a.t(0)?
+            .unique_consecutive(a.b(2)?, a.b(3)?, Some(a.int(1)?))
+    });
 }
 
 /// A Python number as a 0-d tensor of its natural dtype.
@@ -54,21 +73,43 @@ fn number_tensor(s: Scalar) -> ts_tensor::Result<Tensor> {
     Tensor::scalar_tensor(s, scalar_tensor_dtype(s))
 }
 
+/// An optional `float[]` argument.
+fn opt_floats(a: &Args, i: usize) -> ts_tensor::Result<Option<Vec<f64>>> {
+    if a.v(i)?.is_none() {
+        Ok(None)
+    } else {
+        a.floats(i).map(Some)
+    }
+}
+
 fn register_binning(r: &Registry) {
     def(r, "aten::histc", |a| {
         a.t(0)?.histc(a.int(1)?, a.s(2)?.to_f64(), a.s(3)?.to_f64())
     });
     def(r, "aten::histogram.bin_ct", |a| {
-        let range = if a.v(2)?.is_none() {
-            None
-        } else {
-            Some(a.floats(2)?)
-        };
+        let range = opt_floats(a, 2)?;
         a.t(0)?
             .histogram_bins(a.int(1)?, range.as_deref(), a.ot(3)?, a.b(4)?)
     });
     def(r, "aten::histogram.bins_tensor", |a| {
         a.t(0)?.histogram_edges(a.t(1)?, a.ot(2)?, a.b(3)?)
+    });
+    def(r, "aten::histogramdd", |a| {
+        a.t(0)?
+            .histogramdd_bins(&a.ints(1)?, opt_floats(a, 2)?.as_deref(), a.ot(3)?, a.b(4)?)
+    });
+    def(r, "aten::histogramdd.int_bins", |a| {
+        let t = a.t(0)?;
+        let d = t.sizes().last().copied().unwrap_or(1).max(0) as usize;
+        t.histogramdd_bins(
+            &vec![a.int(1)?; d],
+            opt_floats(a, 2)?.as_deref(),
+            a.ot(3)?,
+            a.b(4)?,
+        )
+    });
+    def(r, "aten::histogramdd.TensorList_bins", |a| {
+        a.t(0)?.histogramdd_edges(&a.tensors(1)?, a.ot(3)?, a.b(4)?)
     });
     def(r, "aten::bucketize.Tensor", |a| {
         a.t(0)?.bucketize(a.t(1)?, a.b(2)?, a.b(3)?)

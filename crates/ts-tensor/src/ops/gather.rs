@@ -158,9 +158,8 @@ impl Tensor {
         src: ScatterSrc<'_>,
         accumulate: bool,
     ) -> Result<()> {
-        if index.dtype() != DType::Int64 {
-            return Err(Error::runtime("scatter(): Expected dtype int64 for index"));
-        }
+        // ATen's scatter kernels take int32 indices too (torch 2.15).
+        check_index_dtype(index, "scatter(): Expected dtype int64 for index")?;
         let m = self.meta_snapshot();
         crate::overlap::assert_no_internal_overlap(&m)?;
         let im = index.meta_snapshot();

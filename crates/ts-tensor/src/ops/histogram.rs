@@ -303,6 +303,168 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// `histogramdd(bins, range, weight, density)` with a bin count per dimension: the points
+    /// are the rows of `self` reshaped to `[-1, D]`; each dimension's edges span `range[2k..2k+2]`
+    /// or the data's extent (widened by 0.5 each way when empty).
+    pub fn histogramdd_bins(
+        &self,
+        bins: &[i64],
+        range: Option<&[f64]>,
+        weight: Option<&Tensor>,
+        density: bool,
+    ) -> Result<(Tensor, Vec<Tensor>)> {
+        let d = self.histogramdd_dims()?;
+        if bins.len() != d {
+            return Err(Error::runtime(format!(
+                "torch.histogramdd(): expected 1 bin count per dimension of the input, but got {} bin counts for {d} dimensions",
+                bins.len()
+            )));
+        }
+        if let Some(r) = range {
+            if r.len() != 2 * d {
+                return Err(Error::runtime(format!(
+                    "torch.histogramdd(): for a {d}-dimensional histogram range should have {} elements, but got {}",
+                    2 * d,
+                    r.len()
+                )));
+            }
+        }
+        let pts = self.contiguous_vec::<f64>()?;
+        let mut edges = Vec::with_capacity(d);
+        for (k, &b) in bins.iter().enumerate() {
+            if b <= 0 {
+                return Err(Error::runtime(format!(
+                    "torch.histogramdd(): bins must be > 0, but got {b} for dimension {k}"
+                )));
+            }
+            let (mut lo, mut hi) = match range {
+                Some(r) => (r[2 * k], r[2 * k + 1]),
+                None => pts
+                    .iter()
+                    .skip(k)
+                    .step_by(d)
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                        (lo.min(x), hi.max(x))
+                    }),
+            };
+            if lo > hi && range.is_none() {
+                (lo, hi) = (0.0, 0.0);
+            }
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err(Error::runtime(format!(
+                    "torch.histogramdd(): range of [{lo}, {hi}] is not finite"
+                )));
+            }
+            if lo > hi {
+                return Err(Error::runtime(format!(
+                    "torch.histogramdd(): min should not exceed max, but got min {lo} max {hi} for dimension {k}"
+                )));
+            }
+            if lo == hi {
+                lo -= 0.5;
+                hi += 0.5;
+            }
+            edges.push(crate::ops::factory::linspace(
+                crate::Scalar::Float(lo),
+                crate::Scalar::Float(hi),
+                b + 1,
+                Some(self.dtype()),
+            )?);
+        }
+        self.histogramdd_edges(&edges, weight, density)
+    }
+
+    /// The number of dimensions `D` of `histogramdd`'s points (the innermost size).
+    fn histogramdd_dims(&self) -> Result<usize> {
+        if self.dim() < 2 {
+            return Err(Error::runtime(
+                "torch.histogramdd(): input tensor should have at least 2 dimensions, but got 1",
+            ));
+        }
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime(format!(
+                "\"histogramdd\" not implemented for '{}'",
+                self.dtype().scalar_type_name()
+            )));
+        }
+        Ok(*self.sizes().last().unwrap_or(&1) as usize)
+    }
+
+    /// `histogramdd(bins=edges, weight, density)`: the `D`-dimensional histogram of the rows of
+    /// `self` (`[-1, D]`) with explicit increasing edges per dimension.
+    pub fn histogramdd_edges(
+        &self,
+        edges: &[Tensor],
+        weight: Option<&Tensor>,
+        density: bool,
+    ) -> Result<(Tensor, Vec<Tensor>)> {
+        let d = self.histogramdd_dims()?;
+        if edges.len() != d {
+            return Err(Error::runtime(format!(
+                "torch.histogramdd(): expected {d} sequences of bin edges for each of the {d} dimensions of the input, but got {}",
+                edges.len()
+            )));
+        }
+        let pts = self.contiguous_vec::<f64>()?;
+        let n = pts.len().checked_div(d).unwrap_or(0);
+        let w = match weight {
+            Some(w) if w.numel() != n => {
+                return Err(Error::runtime(
+                    "torch.histogramdd(): if weight tensor is provided it should have the same shape as the input tensor excluding its innermost dimension",
+                ))
+            }
+            Some(w) => Some(w.contiguous_vec::<f64>()?),
+            None => None,
+        };
+        let mut e = Vec::with_capacity(d);
+        for t in edges {
+            if t.dim() != 1 || t.numel() < 1 || t.dtype() != self.dtype() {
+                return Err(Error::runtime(
+                    "torch.histogramdd(): bins tensors should be 1-dimensional, non-empty and of the input's dtype",
+                ));
+            }
+            e.push(t.contiguous_vec::<f64>()?);
+        }
+        let nb: Vec<usize> = e.iter().map(|v| v.len() - 1).collect();
+        let total: usize = nb.iter().product();
+        let mut hist = vec![0f64; total];
+        'points: for i in 0..n {
+            let mut flat = 0usize;
+            for k in 0..d {
+                let x = pts[i * d + k];
+                let ek = &e[k];
+                if nb[k] == 0 || !(x >= ek[0] && x <= ek[nb[k]]) {
+                    continue 'points;
+                }
+                let pos = (search(ek, None, x, true) - 1).clamp(0, nb[k] as i64 - 1) as usize;
+                flat = flat * nb[k] + pos;
+            }
+            hist[flat] += w.as_ref().map_or(1.0, |w| w[i]);
+        }
+        if density {
+            let sum: f64 = hist.iter().sum();
+            for (flat, h) in hist.iter_mut().enumerate() {
+                let mut rest = flat;
+                let mut volume = 1.0;
+                for k in (0..d).rev() {
+                    let pos = rest % nb[k];
+                    rest /= nb[k];
+                    volume *= e[k][pos + 1] - e[k][pos];
+                }
+                *h /= sum * volume;
+            }
+        }
+        let shape: Vec<i64> = nb.iter().map(|&b| b as i64).collect();
+        let hist = Tensor::from_vec(hist, &shape)?.to_dtype(self.dtype(), false)?;
+        let edges = edges
+            .iter()
+            .map(Tensor::clone_tensor)
+            .collect::<Result<_>>()?;
+        Ok((hist, edges))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

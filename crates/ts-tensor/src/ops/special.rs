@@ -746,6 +746,32 @@ impl Tensor {
         Tensor::from_vec(v, &self.sizes())
     }
 
+    /// `frexp()`: `(mantissa, exponent)` with `self = mantissa * 2^exponent`, `|mantissa|` in
+    /// `[0.5, 1)` (exponent int32).
+    pub fn frexp(&self) -> Result<(Tensor, Tensor)> {
+        if !self.dtype().is_floating_point() {
+            return Err(Error::runtime(
+                "torch.frexp() only supports floating-point dtypes",
+            ));
+        }
+        let (m, e): (Vec<f64>, Vec<i32>) = self
+            .contiguous_vec::<f64>()?
+            .into_iter()
+            .map(|x| {
+                if x.is_finite() {
+                    libm::frexp(x)
+                } else {
+                    (x, 0)
+                }
+            })
+            .unzip();
+        let sizes = self.sizes();
+        Ok((
+            Tensor::from_vec(m, &sizes)?.to_dtype(self.dtype(), false)?,
+            Tensor::from_vec(e, &sizes)?,
+        ))
+    }
+
     /// `isreal()`: true everywhere for real dtypes.
     pub fn isreal(&self) -> Result<Tensor> {
         crate::ops::factory::full(&self.sizes(), Scalar::Bool(true), Some(DType::Bool))

@@ -331,6 +331,53 @@ pub fn broadcast_shape_lists(a: &[i64], b: &[i64]) -> Result<Vec<i64>> {
     Ok(broadcast_shapes(a, b)?.to_vec())
 }
 
+/// `_chunk_cat(tensors, dim, num_chunks)`: splits every tensor into `num_chunks` equal chunks
+/// along `dim` (zero-padding the last), flattens each chunk with the dimensions after `dim`,
+/// and concatenates the chunks of all tensors: shape `[sizes[..dim], num_chunks, Σ chunk_numel]`.
+pub fn chunk_cat(tensors: &[Tensor], dim: i64, num_chunks: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        return Err(Error::runtime(
+            "_chunk_cat expects a non-empty input tensor list",
+        ));
+    };
+    if num_chunks < 1 {
+        return Err(Error::runtime("_chunk_cat expects positive num_chunks"));
+    }
+    let d = crate::shape::wrap_dim(dim, first.dim().max(1))?;
+    let lead = first.sizes()[..d.min(first.dim())].to_vec();
+    let mut parts = Vec::with_capacity(tensors.len());
+    for t in tensors {
+        if t.dim() <= d || t.sizes()[..d] != lead[..] {
+            return Err(Error::runtime(
+                "_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors",
+            ));
+        }
+        if t.dtype() != first.dtype() {
+            return Err(Error::runtime(
+                "_chunk_cat expects all input tensors with the same dtype",
+            ));
+        }
+        let sizes = t.sizes();
+        let len = sizes[d];
+        let chunk = (len + num_chunks - 1) / num_chunks;
+        let padded_len = chunk * num_chunks;
+        let padded = if padded_len > len {
+            let mut pad_shape = sizes.to_vec();
+            pad_shape[d] = padded_len - len;
+            let zeros = Tensor::zeros(&pad_shape, t.dtype())?;
+            crate::ops::join::cat(&[t.clone(), zeros], d as i64)?
+        } else {
+            t.contiguous()?
+        };
+        let trailing: i64 = sizes[d + 1..].iter().product();
+        let mut shape = lead.clone();
+        shape.push(num_chunks);
+        shape.push(chunk * trailing);
+        parts.push(padded.reshape(&shape)?);
+    }
+    crate::ops::join::cat(&parts, d as i64 + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
