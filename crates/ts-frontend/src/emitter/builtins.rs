@@ -293,6 +293,11 @@ impl FunctionEmitter<'_> {
                     "preserve_format" => Sugared::Simple(self.constant(IValue::Int(1))),
                     "channels_last" => Sugared::Simple(self.constant(IValue::Int(2))),
                     "warn" => Sugared::Special(Special::Warn),
+                    // Python exposes `aten::segment_reduce` as `torch._segment_reduce`.
+                    "_segment_reduce" => Sugared::Builtin {
+                        name: Symbol::aten("segment_reduce"),
+                        self_val: None,
+                    },
                     _ => Sugared::Builtin {
                         name: Symbol::aten(name),
                         self_val: None,
@@ -620,6 +625,29 @@ impl FunctionEmitter<'_> {
         let callee = self.emit_sugared(func, None)?;
         let range = &e.range;
         match callee {
+            Sugared::Builtin {
+                name,
+                self_val: Some(v),
+            } if name == Symbol::aten("__getitem__")
+                && args.len() == 1
+                && kwargs.is_empty()
+                && self.g.value(v).ty().is_tensor() =>
+            {
+                // `x.__getitem__(i)` on a tensor is the subscript `x[i]`, as in PyTorch.
+                Ok(Sugared::Simple(self.emit_subscript_value(v, args, range)?))
+            }
+            Sugared::Builtin {
+                name,
+                self_val: None,
+            } if name == Symbol::aten("unique") || name == Symbol::aten("unique_consecutive") => {
+                let consecutive = name == Symbol::aten("unique_consecutive");
+                Ok(Sugared::Simple(self.emit_unique_call(
+                    range,
+                    consecutive,
+                    args,
+                    kwargs,
+                )?))
+            }
             Sugared::Builtin { name, self_val } => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(
@@ -775,6 +803,118 @@ impl FunctionEmitter<'_> {
             Sugared::Module(m) => self.err(range, format!("Module '{m}' is not callable")),
             _ => self.err(range, "this value is not callable"),
         }
+    }
+
+    /// `torch.unique(input, sorted, return_inverse, return_counts, dim)` and
+    /// `torch.unique_consecutive(input, return_inverse, return_counts, dim)`: Python functions
+    /// that TorchScript compiles by boolean dispatch on the constant flags, so the result is the
+    /// values alone or a tuple with the inverse and/or counts; they call `aten::_unique2`,
+    /// `aten::unique_dim` or `aten::unique_consecutive`, which always return three tensors.
+    fn emit_unique_call(
+        &mut self,
+        range: &SourceRange,
+        consecutive: bool,
+        args: &[Expr],
+        kwargs: &[(Ident, Expr)],
+    ) -> CResult<ValueId> {
+        let params: &[&str] = if consecutive {
+            &["input", "return_inverse", "return_counts", "dim"]
+        } else {
+            &["input", "sorted", "return_inverse", "return_counts", "dim"]
+        };
+        let fname = if consecutive {
+            "unique_consecutive"
+        } else {
+            "unique"
+        };
+        if args.len() > params.len() {
+            return self.err(
+                range,
+                format!("{fname}() takes at most {} arguments", params.len()),
+            );
+        }
+        let mut bound: Vec<Option<&Expr>> = vec![None; params.len()];
+        for (slot, a) in bound.iter_mut().zip(args) {
+            *slot = Some(a);
+        }
+        for (k, v) in kwargs {
+            let Some(i) = params.iter().position(|p| *p == k.name) else {
+                return self.err(
+                    range,
+                    format!("{fname}() got an unexpected keyword argument '{}'", k.name),
+                );
+            };
+            if bound[i].is_some() {
+                return self.err(
+                    range,
+                    format!("{fname}() got multiple values for argument '{}'", k.name),
+                );
+            }
+            bound[i] = Some(v);
+        }
+        let Some(input) = bound[0] else {
+            return self.err(
+                range,
+                format!("{fname}() missing required argument 'input'"),
+            );
+        };
+        let at = |p: &str| params.iter().position(|q| *q == p).and_then(|i| bound[i]);
+        let flag = |this: &Self, p: &str| -> CResult<bool> {
+            match at(p).map(|e| &e.kind) {
+                None | Some(ExprKind::False) => Ok(false),
+                Some(ExprKind::True) => Ok(true),
+                Some(_) => this.err(
+                    range,
+                    format!("{fname}(): '{p}' must be a constant True or False in TorchScript"),
+                ),
+            }
+        };
+        let inverse = flag(self, "return_inverse")?;
+        let counts = flag(self, "return_counts")?;
+        let dim = at("dim").filter(|e| !matches!(e.kind, ExprKind::None));
+        let input = self.emit_expr(input, None)?;
+        let mut kw = Vec::new();
+        if !consecutive {
+            if let Some(s) = at("sorted") {
+                kw.push(NamedValue::kw("sorted", self.emit_expr(s, None)?));
+            }
+        }
+        kw.push(NamedValue::kw(
+            "return_inverse",
+            self.constant(IValue::Bool(inverse)),
+        ));
+        kw.push(NamedValue::kw(
+            "return_counts",
+            self.constant(IValue::Bool(counts)),
+        ));
+        let mut pos = vec![NamedValue::pos(input)];
+        let op = match (consecutive, dim) {
+            (true, d) => {
+                if let Some(d) = d {
+                    kw.push(NamedValue::kw("dim", self.emit_expr(d, None)?));
+                }
+                "unique_consecutive"
+            }
+            (false, None) => "_unique2",
+            (false, Some(d)) => {
+                pos.push(NamedValue::pos(self.emit_expr(d, None)?));
+                "unique_dim"
+            }
+        };
+        let out = self.emit_builtin_call(range, Symbol::aten(op), pos, kw, None)?;
+        let elems = tuple_elements(&mut self.g, out);
+        let mut picked = vec![elems[0]];
+        if inverse {
+            picked.push(elems[1]);
+        }
+        if counts {
+            picked.push(elems[2]);
+        }
+        Ok(if picked.len() == 1 {
+            picked[0]
+        } else {
+            self.g.insert_tuple(&picked)
+        })
     }
 
     /// A builtin operator call with PyTorch's overload resolution.

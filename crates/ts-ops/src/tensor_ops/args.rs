@@ -254,6 +254,13 @@ impl Outputs for (Tensor, Tensor, Tensor) {
     }
 }
 
+impl Outputs for (Tensor, Vec<Tensor>) {
+    fn push_to(self, stack: &mut Vec<IValue>) {
+        stack.push(IValue::Tensor(self.0));
+        self.1.push_to(stack);
+    }
+}
+
 impl Outputs for (Tensor, Tensor, Tensor, Tensor) {
     fn push_to(self, stack: &mut Vec<IValue>) {
         stack.extend([self.0, self.1, self.2, self.3].map(IValue::Tensor));

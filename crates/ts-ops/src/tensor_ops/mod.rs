@@ -18,9 +18,14 @@ mod loss;
 mod nn;
 mod queries;
 mod reductions;
+mod reshaping;
 mod rnn;
 mod sampling;
+mod scatter;
 mod shapes;
+mod special;
+mod statistics;
+mod view_copies;
 
 use std::sync::Arc;
 
@@ -49,6 +54,11 @@ pub fn register(r: &Registry) {
     layers::register(r);
     loss::register(r);
     sampling::register(r);
+    reshaping::register(r);
+    scatter::register(r);
+    view_copies::register(r);
+    special::register(r);
+    statistics::register(r);
     derived::register(r);
 }
 

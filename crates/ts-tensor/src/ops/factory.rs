@@ -180,6 +180,57 @@ pub fn linspace(start: Scalar, end: Scalar, steps: i64, dtype: Option<DType>) ->
     Tensor::from_vec(v, &[steps])?.to_dtype(dtype, false)
 }
 
+/// `torch.logspace(start, end, steps, base, dtype)`: `base ** linspace(start, end, steps)`,
+/// with the exponents computed from both ends as ATen's kernel does (in float32 for float32).
+pub fn logspace(
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    base: f64,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
+    if steps < 0 {
+        return Err(Error::runtime("number of steps must be non-negative"));
+    }
+    let dtype = dtype.unwrap_or_else(default_dtype);
+    let n = steps as usize;
+    let half = n / 2;
+    if matches!(dtype, DType::Float32 | DType::Float16 | DType::BFloat16) {
+        let (s, e, b) = (start.to_f64() as f32, end.to_f64() as f32, base as f32);
+        let step = if n > 1 {
+            (e - s) / (n as f32 - 1.0)
+        } else {
+            0.0
+        };
+        let v: Vec<f32> = (0..n)
+            .map(|i| {
+                if i < half {
+                    b.powf(s + step * i as f32)
+                } else {
+                    b.powf(e - step * (n - 1 - i) as f32)
+                }
+            })
+            .collect();
+        return Tensor::from_vec(v, &[steps])?.to_dtype(dtype, false);
+    }
+    let (s, e) = (start.to_f64(), end.to_f64());
+    let step = if n > 1 {
+        (e - s) / (n as f64 - 1.0)
+    } else {
+        0.0
+    };
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            if i < half {
+                base.powf(s + step * i as f64)
+            } else {
+                base.powf(e - step * (n - 1 - i) as f64)
+            }
+        })
+        .collect();
+    Tensor::from_vec(v, &[steps])?.to_dtype(dtype, false)
+}
+
 /// `torch.eye(n, m, dtype)`: ones on the main diagonal.
 pub fn eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Result<Tensor> {
     if n < 0 {

@@ -90,9 +90,8 @@ impl Tensor {
             ));
         }
         if nd == 0 {
-            return self
-                .clone_tensor()?
-                .reshape(if index.dim() == 0 { &[] } else { &[1] });
+            // A 0-d source gives a 0-d result whatever the index's rank (ATen's behaviour).
+            return self.clone_tensor();
         }
         let parts: Vec<Tensor> = idx
             .iter()
@@ -109,6 +108,11 @@ impl Tensor {
     /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for `dim = 0`), with `index` of
     /// the same rank and no larger than `self` outside `dim`.
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        if index.numel() == 0 {
+            // ATen returns early for an empty index, before checking its dtype.
+            wrap_dim(dim, self.dim())?;
+            return Tensor::zeros(&index.sizes(), self.dtype());
+        }
         check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")?;
         let m = self.meta_snapshot();
         let im = index.meta_snapshot();
@@ -154,9 +158,8 @@ impl Tensor {
         src: ScatterSrc<'_>,
         accumulate: bool,
     ) -> Result<()> {
-        if index.dtype() != DType::Int64 {
-            return Err(Error::runtime("scatter(): Expected dtype int64 for index"));
-        }
+        // ATen's scatter kernels take int32 indices too (torch 2.15).
+        check_index_dtype(index, "scatter(): Expected dtype int64 for index")?;
         let m = self.meta_snapshot();
         crate::overlap::assert_no_internal_overlap(&m)?;
         let im = index.meta_snapshot();
@@ -436,7 +439,7 @@ fn check_mask(mask: &Tensor, msg: &str) -> Result<()> {
 }
 
 /// Checks `index` against `self` (and `src`) for gather/scatter.
-fn check_index_shape(
+pub(crate) fn check_index_shape(
     m: &TensorMeta,
     im: &TensorMeta,
     d: usize,
