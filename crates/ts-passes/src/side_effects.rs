@@ -41,16 +41,17 @@ pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
         return true;
     }
     if k.is_ns("aten") || k.is_ns("prim") {
-        if let Some(op) = ts_ops::registry().match_node(g, n) {
+        // The registered overload, or else PyTorch's schema for the node (an operator without
+        // a kernel keeps its writes, so it fails loudly when run instead of vanishing).
+        if let Some(op) = ts_ops::registry().resolve_node(g, n) {
             return op.schema.arguments.iter().any(|a| {
                 a.alias_info
                     .as_ref()
                     .is_some_and(|ai| ai.is_write || ai.contained.iter().any(|c| c.is_write))
             });
         }
-        // No registered overload matches: go by PyTorch's schemas (any overload writing an
-        // argument keeps the node, so an operator we lack fails loudly when run instead of
-        // silently vanishing), then by the in-place naming convention.
+        // No schema matches the node's types: any overload writing an argument keeps the node,
+        // then the in-place naming convention does.
         let writes = ts_ops::schema_table::overload_lines(&k.to_string())
             .iter()
             .any(|l| l.contains("!)") || l.contains("! ->"));

@@ -233,6 +233,9 @@ impl FunctionEmitter<'_> {
                 if let Some(v) = c.find_constant(name) {
                     return Ok(Sugared::Simple(self.constant(v)));
                 }
+                if name == "__new__" && !c.is_module {
+                    return Ok(Sugared::ClassNew(c));
+                }
                 self.err(range, format!("'{}' has no attribute '{name}'", c.name))
             }
             Sugared::TypeName(t) => self.err(
@@ -689,6 +692,27 @@ impl FunctionEmitter<'_> {
             Sugared::Class(c) => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(self.construct_object(&c, pos, kw, range)?))
+            }
+            Sugared::ClassNew(c) => {
+                // `Cls.__new__(Cls)`: the one argument must name the class itself.
+                let same = args.len() == 1
+                    && kwargs.is_empty()
+                    && matches!(self.emit_sugared(&args[0], None)?, Sugared::Class(a) if a.name == c.name);
+                if !same {
+                    return self.err(
+                        range,
+                        format!(
+                            "{}.__new__ takes the class itself as its only argument",
+                            c.name
+                        ),
+                    );
+                }
+                self.ctx.ensure_class(&c.name)?;
+                Ok(Sugared::Simple(self.insert1(
+                    prim::CreateObject,
+                    &[],
+                    Type::class(c.clone()),
+                )))
             }
             Sugared::NamedTuple(t) => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
