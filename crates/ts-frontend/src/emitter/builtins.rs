@@ -285,6 +285,8 @@ impl FunctionEmitter<'_> {
                     "Tensor" => Sugared::TypeName(Type::tensor()),
                     "nn" | "jit" | "linalg" | "special" | "fft" | "_C" | "_VF" | "autograd"
                     | "testing" | "cuda" => Sugared::Module(full),
+                    // `torch.ops.ns.op` is the same operator as saved code's `ops.ns.op`.
+                    "ops" => Sugared::Module("ops".to_string()),
                     "device" => Sugared::Special(Special::Device),
                     "tensor" => Sugared::Special(Special::Tensor),
                     "inf" => Sugared::Simple(self.constant(IValue::Double(f64::INFINITY))),
