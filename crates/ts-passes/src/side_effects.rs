@@ -4,7 +4,7 @@ use ts_core::{aten, prim, Symbol};
 use ts_ir::{Graph, NodeId};
 
 /// True when running `n` can be observed other than through its outputs: printing, raising,
-/// attribute writes, calls, `with` hooks, waits, warnings, and any operator whose schema
+/// attribute writes, calls, `with` hooks, waits, warnings, grad mode, and any operator whose schema
 /// writes an argument (`Tensor(a!)`, `t[](a!)`).
 pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
     // `prim::fork` is not listed: as in PyTorch, a fork whose future is unused is dead code.
@@ -26,6 +26,7 @@ pub fn has_side_effects(g: &Graph, n: NodeId) -> bool {
         prim::ContinueStmt,
         prim::LoopContinuation,
         Symbol::aten("manual_seed"),
+        Symbol::aten("set_grad_enabled"),
         Symbol::prim("AddStatValue"),
         Symbol::prim("TimePoint"),
     ]

@@ -41,6 +41,7 @@ pub use ops::embedding::{embedding, embedding_bag, BagMode};
 pub use ops::factory;
 pub use ops::index::TensorIndex;
 pub use ops::join::{cat, stack};
+pub use ops::nested::{nested_mask_left_aligned, nested_tensor_from_mask};
 pub use ops::norm::{
     batch_norm, dropout, group_norm, instance_norm, layer_norm, native_batch_norm,
 };

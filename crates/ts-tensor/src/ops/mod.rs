@@ -12,6 +12,7 @@ pub mod gather;
 pub mod index;
 pub mod join;
 pub mod linalg;
+pub mod nested;
 pub mod norm;
 pub mod pool;
 pub mod random;
