@@ -554,6 +554,24 @@ fn key_error(k: &IValue) -> Error {
 
 /// Registers the dict operators.
 pub fn register_dicts(r: &Registry) {
+    // `torch.dict()` (saved code's empty `dict()`): an empty dict of the node's output type,
+    // `Dict(str, Tensor)` unless the graph refined it.
+    if let Some(line) = crate::schema_table::schema_line("aten::dict") {
+        let _ = r.register_node_op(
+            line,
+            Arc::new(|g, n| {
+                let ty = g.value(g.node(n).output(0)).ty().clone();
+                let (k, v) = match &*ty {
+                    Type::Dict(k, v) => (k.clone(), v.clone()),
+                    _ => (Type::string(), Type::tensor()),
+                };
+                Ok(op(move |s| {
+                    s.push(IValue::dict(k.clone(), v.clone(), Vec::new()));
+                    Ok(())
+                }))
+            }),
+        );
+    }
     reg_family(r, "aten::len", has_dict_self, |s| {
         let d = pop_dict(s)?;
         let n = d.entries.read().len() as i64;

@@ -2,6 +2,7 @@
 //! `jit/runtime/operator` and `register_*_ops`).
 
 pub mod containers;
+pub mod coverage;
 pub mod fast;
 pub mod matching;
 pub mod numbers;

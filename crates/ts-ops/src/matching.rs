@@ -13,6 +13,8 @@ pub fn type_matches(actual: &TypeRef, formal: &TypeRef, b: &mut Bindings) -> boo
     use Type::*;
     match (&**actual, &**formal) {
         (_, Any) => true,
+        // A union matches when each member does (`Union[str, bool]` is a `Union[str, bool]`).
+        (Union(ms), f) if !matches!(f, Var(_)) => ms.iter().all(|m| type_matches(m, formal, b)),
         (_, Var(name)) => match b.get(name).cloned() {
             Some(bound) => {
                 if actual.is_subtype_of(&bound) {
@@ -59,6 +61,9 @@ pub fn type_matches(actual: &TypeRef, formal: &TypeRef, b: &mut Bindings) -> boo
         }
         (Dict(ak, av), Dict(fk, fv)) => type_matches(ak, fk, b) && type_matches(av, fv, b),
         (Future(a), Future(f)) => type_matches(a, f, b),
+        (Optional(a), Union(_)) => {
+            type_matches(&Type::none(), formal, b) && type_matches(a, formal, b)
+        }
         (_, Union(ms)) => ms.iter().any(|m| type_matches(actual, m, &mut b.clone())),
         (Tensor(_), Tensor(_)) => true,
         _ => actual.is_subtype_of(formal),
@@ -136,5 +141,20 @@ mod tests {
             &mut Bindings::new()
         ));
         assert_eq!(substitute(&formal, &b).to_string(), "int[]");
+    }
+
+    #[test]
+    fn a_union_matches_itself_and_wider_unions() {
+        let u = ts_core::parse_type("Union(str, bool)").unwrap();
+        assert!(type_matches(&u, &u, &mut Bindings::new()));
+        let tl = ts_core::parse_type("Union(Tensor, Tensor[])").unwrap();
+        assert!(type_matches(&tl, &tl, &mut Bindings::new()));
+        let wider = ts_core::parse_type("Union(str, bool, int)").unwrap();
+        assert!(type_matches(&u, &wider, &mut Bindings::new()));
+        assert!(!type_matches(&wider, &u, &mut Bindings::new()));
+        let opt = Type::optional(Type::int());
+        let with_none = ts_core::parse_type("Union(int, str, NoneType)").unwrap();
+        assert!(type_matches(&opt, &with_none, &mut Bindings::new()));
+        assert!(!type_matches(&opt, &wider, &mut Bindings::new()));
     }
 }

@@ -166,7 +166,6 @@ pub fn register(r: &Registry) {
         "prim::is_meta",
         "prim::is_xpu",
         "prim::is_mps",
-        "prim::is_nested",
         "prim::is_vulkan",
         "prim::is_ipu",
         "prim::is_xla",
@@ -179,6 +178,11 @@ pub fn register(r: &Registry) {
             Ok(())
         });
     }
+    reg(r, "prim::is_nested", |s| {
+        let t = pop_tensor(s)?;
+        push(s, t.is_nested());
+        Ok(())
+    });
     reg(r, "prim::is_cpu", |s| {
         let t = pop_tensor(s)?;
         push(s, t.device() == ts_tensor::Device::Cpu);

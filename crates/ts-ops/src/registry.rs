@@ -73,6 +73,9 @@ pub struct Registry {
     by_full_name: RwLock<HashMap<String, Arc<Operator>>>,
     /// Overloads the interpreter may run inline (see [`crate::fast`]), by full name.
     scalar_ops: RwLock<HashMap<String, ScalarOp>>,
+    /// PyTorch schemas without a kernel that a graph used, by full name: operators whose
+    /// operation raises when run (see [`Registry::resolve_node`]); not listed as registered.
+    unimplemented: RwLock<HashMap<String, Arc<Operator>>>,
 }
 
 /// Registration failures (a malformed schema is a programming error surfaced at startup).
@@ -160,6 +163,62 @@ impl Registry {
             .iter()
             .find(|op| node_matches_schema(g, n, &op.schema))
             .cloned()
+    }
+
+    /// The operator that runs node `n`: the registered overload that matches it, or else the
+    /// PyTorch schema (of `schemas.txt`) that matches it, bound to an operation that raises
+    /// "operator ns::name.overload has no implementation in tsrs" when run.
+    ///
+    /// This is how PyTorch treats code that never runs: a graph compiles against schemas, and
+    /// only running a node needs a kernel (StochasticDepth's `bernoulli_` on the training
+    /// branch must not stop an inference model from loading). The schema still drives alias
+    /// and side-effect analysis.
+    pub fn resolve_node(&self, g: &Graph, n: NodeId) -> Option<Arc<Operator>> {
+        if let Some(op) = self.match_node(g, n) {
+            return Some(op);
+        }
+        let kind = g.node(n).kind();
+        for line in crate::schema_table::overload_lines(&kind.to_string()) {
+            let Ok(schema) = FunctionSchema::parse(line) else {
+                continue;
+            };
+            if !node_matches_schema(g, n, &schema) {
+                continue;
+            }
+            let full = if schema.overload_name.is_empty() {
+                schema.name.clone()
+            } else {
+                format!("{}.{}", schema.name, schema.overload_name)
+            };
+            if let Some(op) = self.unimplemented.read().get(&full) {
+                return Some(op.clone());
+            }
+            let reason = crate::coverage::missing_reason(&full);
+            let message = if reason == crate::coverage::NOT_YET_IMPLEMENTED {
+                format!("operator {full} has no implementation in tsrs")
+            } else {
+                format!("operator {full} has no implementation in tsrs ({reason})")
+            };
+            let op = Arc::new(Operator {
+                symbol: kind,
+                schema: Arc::new(schema),
+                kind: OperatorKind::Op(Arc::new(move |_: &mut Stack| {
+                    Err(Error::runtime(message.clone()))
+                })),
+            });
+            self.unimplemented.write().insert(full, op.clone());
+            return Some(op);
+        }
+        None
+    }
+
+    /// True when `op` is a registered operator (not a schema without a kernel that
+    /// [`Registry::resolve_node`] stood in for).
+    pub fn is_implemented(&self, op: &Operator) -> bool {
+        self.by_full_name
+            .read()
+            .get(&op.full_name())
+            .is_some_and(|o| std::ptr::eq(&**o, op))
     }
 
     /// Every registered schema, sorted (the coverage table of `tsrs ops`).

@@ -618,3 +618,98 @@ fn device_from_string() {
         e.message
     );
 }
+
+#[test]
+fn nested_tensors_from_padding_masks_encode_each_sequence_alone() {
+    let vals = |n: usize, k: f32| -> Vec<f32> {
+        (0..n).map(|i| ((i as f32 + 1.0) * k).sin() * 0.5).collect()
+    };
+    let w = |shape: &[i64], k: f32| {
+        Tensor::from_vec(vals(shape.iter().product::<i64>() as usize, k), shape).unwrap()
+    };
+    let src = w(&[2, 3, 4], 0.37);
+    // Sequence 0 keeps two tokens, sequence 1 one: the nested tensor pads to 2, not 3.
+    let keep = Tensor::from_vec(vec![true, true, false, true, false, false], &[2, 3]).unwrap();
+    let nt = call(
+        "aten::_nested_tensor_from_mask",
+        vec![t(&src), t(&keep), IValue::Bool(true)],
+    )
+    .unwrap()[0]
+        .clone();
+    let nested = nt.as_tensor().unwrap().clone();
+    assert_eq!(nested.nested_lengths(), Some(&[2i64, 1][..]));
+    let layer = |x: IValue| {
+        let args = vec![
+            x,
+            IValue::Int(4),
+            IValue::Int(2),
+            t(&w(&[12, 4], 0.11)),
+            t(&w(&[12], 0.23)),
+            t(&w(&[4, 4], 0.31)),
+            t(&w(&[4], 0.43)),
+            IValue::Bool(false),
+            IValue::Bool(false),
+            IValue::Double(1e-5),
+            t(&w(&[4], 0.5)),
+            t(&w(&[4], 0.61)),
+            t(&w(&[4], 0.7)),
+            t(&w(&[4], 0.83)),
+            t(&w(&[8, 4], 0.9)),
+            t(&w(&[8], 1.1)),
+            t(&w(&[4, 8], 1.3)),
+            t(&w(&[4], 1.7)),
+            IValue::None,
+            IValue::None,
+        ];
+        call("aten::_transformer_encoder_layer_fwd", args).unwrap()[0].clone()
+    };
+    let out = layer(nt.clone());
+    assert!(out.as_tensor().unwrap().is_nested());
+    let padded = call(
+        "aten::to_padded_tensor",
+        vec![out, IValue::Double(-1.0), ints(&[2, 3, 4])],
+    )
+    .unwrap()[0]
+        .as_tensor()
+        .unwrap()
+        .clone();
+    assert!(!padded.is_nested());
+    assert_eq!(padded.sizes().as_slice(), &[2, 3, 4]);
+    for (b, len) in [(0i64, 2i64), (1, 1)] {
+        let alone = src.select(0, b).unwrap().narrow(0, 0, len).unwrap();
+        let want = layer(t(&alone.unsqueeze(0).unwrap()));
+        let got = padded.select(0, b).unwrap().narrow(0, 0, len).unwrap();
+        assert_close(&want, &got.unsqueeze(0).unwrap().contiguous().unwrap());
+        let pad = padded
+            .select(0, b)
+            .unwrap()
+            .narrow(0, len, 3 - len)
+            .unwrap();
+        assert!(pad
+            .contiguous()
+            .unwrap()
+            .to_vec::<f32>()
+            .iter()
+            .all(|&v| v == -1.0));
+    }
+    // Strided-only operators refuse a nested tensor instead of reading its padding.
+    let e = call("aten::relu", vec![nt.clone()]).unwrap_err();
+    assert!(e.message.contains("nested tensors"), "{}", e.message);
+    let e = call(
+        "aten::to_padded_tensor",
+        vec![t(&src), IValue::Double(0.0), IValue::None],
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("expected a nested tensor"),
+        "{}",
+        e.message
+    );
+    let gap = Tensor::from_vec(vec![true, false, true, true, true, true], &[2, 3]).unwrap();
+    let e = call(
+        "aten::_nested_tensor_from_mask",
+        vec![t(&src), t(&gap), IValue::Bool(true)],
+    )
+    .unwrap_err();
+    assert!(e.message.contains("left aligned"), "{}", e.message);
+}

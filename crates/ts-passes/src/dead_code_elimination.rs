@@ -397,6 +397,23 @@ mod tests {
     }
 
     #[test]
+    fn schemas_without_kernels_keep_their_write_effects() {
+        // Neither operator has a kernel in tsrs; PyTorch's schemas decide: the in-place one
+        // writes `%f` and stays, the pure one with an unused result goes.
+        let mut g = parse_ir(
+            "graph(%a : Tensor[], %f : Tensor, %s : Tensor):\n   = aten::_amp_foreach_non_finite_check_and_unscale_(%a, %f, %s)\n  %ok : bool = aten::cudnn_is_acceptable(%f)\n  return (%f)\n",
+        )
+        .unwrap();
+        eliminate_dead_code(&mut g);
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check("aten::_amp_foreach_non_finite_check_and_unscale_")
+            .check_not("aten::cudnn_is_acceptable")
+            .run_graph(&g)
+            .unwrap();
+    }
+
+    #[test]
     fn removes_pure_control_flow_and_keeps_raising_branches() {
         let mut g = parse_ir(
             "graph(%c : bool, %x : int):\n  %y : int = prim::If(%c)\n    block0():\n      %z : int = aten::add(%x, %x)\n      -> (%z)\n    block1():\n      -> (%x)\n   = prim::If(%c)\n    block0():\n      %m : str = prim::Constant[value=\"boom\"]()\n       = prim::RaiseException(%m)\n      -> ()\n    block1():\n      -> ()\n  return (%x)\n",

@@ -42,6 +42,7 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
     .contains(&k)
         || k == Symbol::aten("manual_seed")
         || k == Symbol::aten("save")
+        || k == Symbol::aten("set_grad_enabled")
     {
         return true;
     }

@@ -666,7 +666,7 @@ impl<'g> Builder<'g> {
                 self.store_outputs(&outputs);
             }
             _ => {
-                let opr = ts_ops::registry().match_node(g, n).ok_or_else(|| {
+                let opr = ts_ops::registry().resolve_node(g, n).ok_or_else(|| {
                     let types: Vec<String> = inputs.iter().map(|&v| g.value(v).ty().to_string()).collect();
                     if ts_ops::registry().lookup(kind).is_empty() {
                         Error::runtime(format!("Unknown builtin op: {kind}. This operator is not implemented in torchscript-rs."))

@@ -49,6 +49,7 @@ pub use ops::grid_sample::{affine_grid_generator, grid_sampler, GridInterpolatio
 pub use ops::index::TensorIndex;
 pub use ops::join::{cat, stack};
 pub use ops::linalg::{linalg_check_errors, linalg_multi_dot, parse_str_ord, MatrixNormOrd};
+pub use ops::nested::{nested_mask_left_aligned, nested_tensor_from_mask};
 pub use ops::norm::{
     batch_norm, dropout, group_norm, instance_norm, layer_norm, native_batch_norm,
 };

@@ -66,6 +66,9 @@ impl TensorMeta {
 
 struct TensorImpl {
     meta: RwLock<TensorMeta>,
+    /// For a nested tensor: the length (dim 1) of each of its sequences. The metadata then
+    /// describes the padded `[B, T, ...]` tensor that holds them (see `ops/nested.rs`).
+    nested: Option<Box<[i64]>>,
 }
 
 /// A tensor. Cloning the handle aliases: both clones are the same tensor, as Python references
@@ -150,8 +153,41 @@ impl Tensor {
         Tensor {
             inner: Arc::new(TensorImpl {
                 meta: RwLock::new(meta),
+                nested: None,
             }),
         }
+    }
+
+    /// A nested tensor over the padded `[B, T, ...]` tensor `padded` whose sequence `b` is
+    /// `padded[b, :lengths[b]]` (the handle shares `padded`'s storage).
+    pub fn nested_from_padded(padded: &Tensor, lengths: Vec<i64>) -> Result<Tensor> {
+        let meta = padded.meta_snapshot();
+        let t = meta.sizes.get(1).copied().unwrap_or(0);
+        if meta.dim() < 2
+            || lengths.len() as i64 != meta.sizes[0]
+            || lengths.iter().any(|&l| l < 0 || l > t)
+        {
+            return Err(Error::runtime(format!(
+                "a nested tensor needs a [B, T, ...] padded tensor and B lengths of at most T, got sizes {:?} and lengths {lengths:?}",
+                meta.sizes.as_slice()
+            )));
+        }
+        Ok(Tensor {
+            inner: Arc::new(TensorImpl {
+                meta: RwLock::new(meta),
+                nested: Some(lengths.into_boxed_slice()),
+            }),
+        })
+    }
+
+    /// The sequence lengths of a nested tensor; `None` for an ordinary (strided) tensor.
+    pub fn nested_lengths(&self) -> Option<&[i64]> {
+        self.inner.nested.as_deref()
+    }
+
+    /// Whether this is a nested tensor (`Tensor.is_nested`).
+    pub fn is_nested(&self) -> bool {
+        self.inner.nested.is_some()
     }
 
     /// A new contiguous, zero-filled tensor.

@@ -49,32 +49,37 @@ pub fn schema(path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `tsrs ops`: the implemented schemas (the coverage table), optionally with what is missing.
+/// `tsrs ops`: the implemented schemas (the coverage table), optionally with every PyTorch
+/// schema that has no kernel, each with its reason category, and a count per category.
 pub fn ops(filter: Option<&str>, missing: bool) -> Result<(), CliError> {
     let implemented = ts_ops::implemented_schemas();
     let keep = |s: &str| filter.is_none_or(|f| s.contains(f));
     let mut out = String::new();
-    for s in implemented.iter().filter(|s| keep(s)) {
-        out.push_str(s);
-        out.push('\n');
-    }
-    let total = ts_ops::schema_table::total_schemas();
-    let have: std::collections::HashSet<&str> = implemented.iter().map(String::as_str).collect();
-    let not_done: Vec<&str> = ts_ops::schema_table::all_lines()
-        .filter(|l| !have.contains(l) && keep(l))
-        .collect();
-    if missing {
-        for s in &not_done {
-            out.push_str("MISSING ");
+    if !missing {
+        for s in implemented.iter().filter(|s| keep(s)) {
             out.push_str(s);
             out.push('\n');
         }
     }
+    let total = ts_ops::schema_table::total_schemas();
+    let not_done = ts_ops::coverage::missing_schemas();
+    if missing {
+        let mut by_reason: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (line, reason) in not_done.iter().filter(|(l, _)| keep(l)) {
+            out.push_str(&format!("MISSING [{reason}] {line}\n"));
+            *by_reason.entry(reason).or_default() += 1;
+        }
+        for (reason, n) in &by_reason {
+            out.push_str(&format!("{n:6} {reason}\n"));
+        }
+    }
     out.push_str(&format!(
-        "{} operators implemented; {} of PyTorch's {total} schemas are not\n",
+        "{} operators implemented; {} of PyTorch's {total} schemas are not ({} not yet implemented)\n",
         implemented.len(),
-        ts_ops::schema_table::all_lines()
-            .filter(|l| !have.contains(l))
+        not_done.len(),
+        not_done
+            .iter()
+            .filter(|(_, r)| *r == ts_ops::coverage::NOT_YET_IMPLEMENTED)
             .count()
     ));
     crate::cli::emit(&out);

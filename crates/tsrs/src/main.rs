@@ -12,6 +12,8 @@ mod run_command;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Operator libraries that saved models may call (`ops.torchvision.nms(...)`).
+    ts_torchvision::register_global();
     match cli::run(std::env::args_os()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

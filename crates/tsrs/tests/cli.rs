@@ -245,3 +245,130 @@ fn numpy_and_random_inputs_and_npy_output() {
     assert!(err.contains("tensors only"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Writes `values` as a saved inputs tuple in a fresh temporary folder.
+fn saved_inputs(tag: &str, values: Vec<ts_core::IValue>) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("tsrs-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let inputs = dir.join("in.pt");
+    ts_serialize::save_torch_save(&ts_core::IValue::tuple(values), &inputs).unwrap();
+    (dir, inputs)
+}
+
+#[test]
+fn operators_without_kernels_fail_only_when_run() {
+    // `cudnn_is_acceptable` has a PyTorch schema but no kernel here: the program and the
+    // archive (saved by torch) compile; the untaken branch runs; the taken one names it.
+    let (dir, _) = saved_inputs("untaken", vec![]);
+    let program = dir.join("untaken.py");
+    std::fs::write(
+        &program,
+        "def f(x: Tensor, take: bool) -> bool:\n    if take:\n        return torch.cudnn_is_acceptable(x)\n    return False\n",
+    )
+    .unwrap();
+    let x =
+        ts_core::IValue::Tensor(ts_tensor::Tensor::zeros(&[2], ts_tensor::DType::Float32).unwrap());
+    for (file, entry) in [
+        (program.to_str().unwrap().to_string(), "f"),
+        (
+            "crates/tsrs/tests/data/untaken_unimplemented.pt".to_string(),
+            "forward",
+        ),
+    ] {
+        for take in [false, true] {
+            let (_, inputs) = saved_inputs(
+                &format!("untaken-{take}"),
+                vec![x.clone(), ts_core::IValue::Bool(take)],
+            );
+            let (rc, out, err) = tsrs(&[
+                "run",
+                &file,
+                "--entry",
+                entry,
+                "--inputs",
+                inputs.to_str().unwrap(),
+            ]);
+            if take {
+                assert_ne!(rc, 0, "{file}: {out}");
+                assert!(
+                    err.contains(
+                        "operator aten::cudnn_is_acceptable has no implementation in tsrs"
+                    ),
+                    "{file}: {err}"
+                );
+            } else {
+                assert_eq!(rc, 0, "{file}: {err}");
+                assert_eq!(out.trim(), "False", "{file}");
+            }
+        }
+    }
+}
+
+#[test]
+fn torchvision_operators_resolve_from_source() {
+    let (dir, inputs) = saved_inputs(
+        "nms",
+        vec![
+            ts_core::IValue::Tensor(
+                ts_tensor::Tensor::from_vec(
+                    vec![0f32, 0., 1., 1., 0., 0., 1., 1., 5., 5., 6., 6.],
+                    &[3, 4],
+                )
+                .unwrap(),
+            ),
+            ts_core::IValue::Tensor(
+                ts_tensor::Tensor::from_vec(vec![0.1f32, 0.9, 0.5], &[3]).unwrap(),
+            ),
+        ],
+    );
+    let program = dir.join("nms.py");
+    std::fs::write(
+        &program,
+        "def f(b: Tensor, s: Tensor) -> List[int]:\n    return torch.ops.torchvision.nms(b, s, 0.5).tolist()\n",
+    )
+    .unwrap();
+    let (rc, out, err) = tsrs(&[
+        "run",
+        program.to_str().unwrap(),
+        "--entry",
+        "f",
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out.trim(), "[1, 2]");
+}
+
+#[test]
+fn ops_missing_lists_reasons() {
+    let (rc, out, err) = tsrs(&["ops", "--missing"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("MISSING [cuda-only] aten::_cudnn_rnn"),
+        "{out}"
+    );
+    assert!(out.contains("MISSING [distributed] c10d::"), "{out}");
+    let summary = out.lines().last().unwrap();
+    assert!(summary.contains("not yet implemented"), "{summary}");
+    // Every listed schema has a category, and the per-category counts add up.
+    let listed = out.lines().filter(|l| l.starts_with("MISSING [")).count();
+    let counted: usize = out
+        .lines()
+        .filter(|l| {
+            !l.starts_with("MISSING")
+                && l.trim_start()
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit())
+        })
+        .filter(|l| !l.contains("operators implemented"))
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(listed, counted);
+}

@@ -233,6 +233,9 @@ impl FunctionEmitter<'_> {
                 if let Some(v) = c.find_constant(name) {
                     return Ok(Sugared::Simple(self.constant(v)));
                 }
+                if name == "__new__" && !c.is_module {
+                    return Ok(Sugared::ClassNew(c));
+                }
                 self.err(range, format!("'{}' has no attribute '{name}'", c.name))
             }
             Sugared::TypeName(t) => self.err(
@@ -282,6 +285,8 @@ impl FunctionEmitter<'_> {
                     "Tensor" => Sugared::TypeName(Type::tensor()),
                     "nn" | "jit" | "linalg" | "special" | "fft" | "_C" | "_VF" | "autograd"
                     | "testing" | "cuda" => Sugared::Module(full),
+                    // `torch.ops.ns.op` is the same operator as saved code's `ops.ns.op`.
+                    "ops" => Sugared::Module("ops".to_string()),
                     "device" => Sugared::Special(Special::Device),
                     "tensor" => Sugared::Special(Special::Tensor),
                     "inf" => Sugared::Simple(self.constant(IValue::Double(f64::INFINITY))),
@@ -757,6 +762,27 @@ impl FunctionEmitter<'_> {
             Sugared::Class(c) => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;
                 Ok(Sugared::Simple(self.construct_object(&c, pos, kw, range)?))
+            }
+            Sugared::ClassNew(c) => {
+                // `Cls.__new__(Cls)`: the one argument must name the class itself.
+                let same = args.len() == 1
+                    && kwargs.is_empty()
+                    && matches!(self.emit_sugared(&args[0], None)?, Sugared::Class(a) if a.name == c.name);
+                if !same {
+                    return self.err(
+                        range,
+                        format!(
+                            "{}.__new__ takes the class itself as its only argument",
+                            c.name
+                        ),
+                    );
+                }
+                self.ctx.ensure_class(&c.name)?;
+                Ok(Sugared::Simple(self.insert1(
+                    prim::CreateObject,
+                    &[],
+                    Type::class(c.clone()),
+                )))
             }
             Sugared::NamedTuple(t) => {
                 let (pos, kw) = self.emit_args(args, kwargs)?;

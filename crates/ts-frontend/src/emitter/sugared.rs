@@ -79,6 +79,9 @@ pub enum Sugared {
     },
     /// A class: calling it constructs an object.
     Class(Arc<ClassType>),
+    /// `Cls.__new__`: calling it with the class allocates an uninitialized object
+    /// (`prim::CreateObject`), as saved code writes object construction.
+    ClassNew(Arc<ClassType>),
     /// A named tuple type: calling it builds the tuple.
     NamedTuple(TypeRef),
     /// An enum class (member access gives enum values).

@@ -13,6 +13,13 @@ fn wrong(i: usize, expected: &str, got: &IValue) -> Error {
     ))
 }
 
+/// The error for a nested tensor given to an operator that only takes strided tensors.
+fn nested_refused(i: usize) -> Error {
+    Error::runtime(format!(
+        "argument {i}: nested tensors are supported only by the nn.TransformerEncoder fast-path operators in torchscript-rs (_transformer_encoder_layer_fwd, _native_multi_head_attention, to_padded_tensor)"
+    ))
+}
+
 impl Args {
     /// The raw value at `i`.
     pub fn v(&self, i: usize) -> Result<&IValue, Error> {
@@ -22,7 +29,18 @@ impl Args {
     }
 
     /// A tensor argument.
+    /// Nested tensors are refused: only the operators that know them read them, through
+    /// [`Args::t_nested`].
     pub fn t(&self, i: usize) -> Result<&Tensor, Error> {
+        match self.v(i)? {
+            IValue::Tensor(t) if t.is_nested() => Err(nested_refused(i)),
+            IValue::Tensor(t) => Ok(t),
+            v => Err(wrong(i, "Tensor", v)),
+        }
+    }
+
+    /// A tensor argument that may be a nested tensor (for the operators that handle them).
+    pub fn t_nested(&self, i: usize) -> Result<&Tensor, Error> {
         match self.v(i)? {
             IValue::Tensor(t) => Ok(t),
             v => Err(wrong(i, "Tensor", v)),
@@ -33,6 +51,7 @@ impl Args {
     pub fn ot(&self, i: usize) -> Result<Option<&Tensor>, Error> {
         match self.v(i)? {
             IValue::None => Ok(None),
+            IValue::Tensor(t) if t.is_nested() => Err(nested_refused(i)),
             IValue::Tensor(t) => Ok(Some(t)),
             v => Err(wrong(i, "Optional[Tensor]", v)),
         }

@@ -1,8 +1,8 @@
 //! Attention operators (`scaled_dot_product_attention` and the fused inference paths of scripted
-//! `nn.MultiheadAttention` / `nn.TransformerEncoderLayer`) and the nested-tensor checks that
-//! `nn.TransformerEncoder`'s fast path makes.
+//! `nn.MultiheadAttention` / `nn.TransformerEncoderLayer`) and the nested-tensor operators of
+//! `nn.TransformerEncoder`'s fast path (a nested tensor is a padded tensor plus lengths).
 
-use ts_tensor::{DType, EncoderLayerWeights, Error, Tensor};
+use ts_tensor::{EncoderLayerWeights, Error, Tensor};
 
 use super::def;
 use crate::registry::Registry;
@@ -32,33 +32,6 @@ fn repeat_heads(kv: &Tensor, q_heads: i64, name: &str) -> R<Tensor> {
     kv.index_select(-3, &Tensor::from_vec(idx, &[q_heads])?)
 }
 
-/// `_nested_tensor_from_mask_left_aligned(t, mask)`: whether every row of the 2-d bool mask is a
-/// run of `true` followed only by `false` (the padding), so a nested tensor can be built.
-fn left_aligned(t: &Tensor, mask: &Tensor) -> R<bool> {
-    if mask.dtype() != DType::Bool {
-        return Err(Error::runtime(format!(
-            "Expected mask to be of type Bool, got {}",
-            mask.dtype().scalar_type_name()
-        )));
-    }
-    if mask.dim() != 2 {
-        return Err(Error::runtime("Padding mask should be 2D"));
-    }
-    if t.dim() != 3 {
-        return Err(Error::runtime("Input should be a 3D tensor, N * L * D"));
-    }
-    if mask.sizes()[..] != t.sizes()[..2] {
-        return Err(Error::runtime("Mask size should match input size"));
-    }
-    let cols = mask.sizes()[1] as usize;
-    let m: Vec<bool> = mask.contiguous()?.to_vec();
-    if cols == 0 {
-        return Ok(true);
-    }
-    Ok(m.chunks(cols)
-        .all(|row| row.windows(2).all(|w| w[0] || !w[1])))
-}
-
 /// Registers the attention operators.
 pub fn register(r: &Registry) {
     def(r, "aten::scaled_dot_product_attention", |a| {
@@ -73,9 +46,9 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::_native_multi_head_attention", |a| {
         ts_tensor::native_multi_head_attention(
-            a.t(0)?,
-            a.t(1)?,
-            a.t(2)?,
+            a.t_nested(0)?,
+            a.t_nested(1)?,
+            a.t_nested(2)?,
             a.int(3)?,
             a.int(4)?,
             a.t(5)?,
@@ -104,7 +77,7 @@ pub fn register(r: &Registry) {
             ffn_bias_2: a.ot(17)?,
         };
         ts_tensor::transformer_encoder_layer_fwd(
-            a.t(0)?,
+            a.t_nested(0)?,
             a.int(1)?,
             a.int(2)?,
             &w,
@@ -116,16 +89,15 @@ pub fn register(r: &Registry) {
         )
     });
     def(r, "aten::_nested_tensor_from_mask_left_aligned", |a| {
-        left_aligned(a.t(0)?, a.t(1)?)
+        ts_tensor::nested_mask_left_aligned(a.t(0)?, a.t(1)?)
     });
-    // Only reached on the encoder's nested fast path (a left-aligned key padding mask);
-    // torchscript-rs has no nested tensors, so these say so instead of failing to compile.
-    for name in ["aten::_nested_tensor_from_mask", "aten::to_padded_tensor"] {
-        let short = &name[6..];
-        def(r, name, move |_a| -> R<Tensor> {
-            Err(Error::runtime(format!(
-                "{short}: nested tensors are not supported by torchscript-rs"
-            )))
+    def(r, "aten::_nested_tensor_from_mask", |a| {
+        ts_tensor::nested_tensor_from_mask(a.t(0)?, a.t(1)?, a.b(2)?)
+    });
+    for name in ["aten::to_padded_tensor", "aten::nested_to_padded_tensor"] {
+        def(r, name, |a| {
+            a.t_nested(0)?
+                .to_padded_tensor(a.f(1)?, a.oints(2)?.as_deref())
         });
     }
 }

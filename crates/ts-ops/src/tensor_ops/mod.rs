@@ -111,6 +111,29 @@ where
     }
 }
 
+/// Registers an operator of another library under its own full schema string (`ns::name(...)
+/// -> ...`) with `f` over the popped arguments: how operator libraries outside PyTorch's
+/// schema table (torchvision's, quantized back ends) bind their kernels.
+pub fn def_schema<O, F>(r: &Registry, schema: &str, f: F) -> Result<(), Error>
+where
+    O: Outputs,
+    F: Fn(&Args) -> Result<O, Error> + Send + Sync + 'static,
+{
+    let n = FunctionSchema::parse(schema)
+        .map_err(|e| Error::runtime(format!("invalid operator schema '{schema}': {e}")))?
+        .arguments
+        .len();
+    r.register(
+        schema,
+        op(move |s| {
+            let args = Args(pop_n(s, n)?);
+            f(&args)?.push_to(s);
+            Ok(())
+        }),
+    )?;
+    Ok(())
+}
+
 /// Registers the same closure under several overloads with identical argument layouts.
 pub fn def_many<O, F>(r: &Registry, full_names: &[&str], f: F)
 where

@@ -16,7 +16,7 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::stride", |a| Ok(a.t(0)?.strides().to_vec()));
     def(r, "aten::stride.int", |a| a.t(0)?.stride(a.int(1)?));
-    def(r, "aten::dim", |a| Ok(a.t(0)?.dim() as i64));
+    def(r, "aten::dim", |a| Ok(a.t_nested(0)?.dim() as i64));
     def(r, "aten::numel", |a| Ok(a.t(0)?.numel() as i64));
     def(r, "aten::element_size", |a| {
         Ok(a.t(0)?.dtype().size() as i64)

@@ -118,7 +118,57 @@ fn register_views(r: &Registry) {
     def(r, "aten::diag", |a| a.t(0)?.diag(a.int(1)?));
 }
 
+/// `torch.meshgrid`: every 0-d or 1-d input spread over the grid of all their lengths, as
+/// broadcast views. `xy` indexing swaps the roles of the first two inputs (a Cartesian grid).
+fn meshgrid(tensors: &[Tensor], indexing: &str) -> ts_tensor::Result<Vec<Tensor>> {
+    use ts_tensor::Error;
+    if tensors.is_empty() {
+        return Err(Error::runtime("meshgrid expects a non-empty TensorList"));
+    }
+    let xy = match indexing {
+        "ij" => false,
+        "xy" => true,
+        other => {
+            return Err(Error::runtime(format!(
+                "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {other}"
+            )))
+        }
+    };
+    for t in tensors {
+        if t.dim() > 1 {
+            return Err(Error::runtime(format!(
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {}",
+                t.dim()
+            )));
+        }
+        if t.dtype() != tensors[0].dtype() {
+            return Err(Error::runtime(
+                "meshgrid expects all tensors to have the same dtype",
+            ));
+        }
+    }
+    let mut order: Vec<usize> = (0..tensors.len()).collect();
+    if xy && order.len() >= 2 {
+        order.swap(0, 1);
+    }
+    let shape: Vec<i64> = order.iter().map(|&i| tensors[i].numel() as i64).collect();
+    let mut grids = Vec::with_capacity(order.len());
+    for (d, &i) in order.iter().enumerate() {
+        let mut view = vec![1i64; order.len()];
+        view[d] = -1;
+        grids.push(tensors[i].reshape(&view)?.expand(&shape, false)?);
+    }
+    if xy && grids.len() >= 2 {
+        grids.swap(0, 1);
+    }
+    Ok(grids)
+}
+
 fn register_joins(r: &Registry) {
+    def(r, "aten::meshgrid", |a| meshgrid(&a.tensors(0)?, "ij"));
+    def(r, "aten::meshgrid.indexing", |a| {
+        meshgrid(&a.tensors(0)?, a.str(1)?)
+    });
     def_many(
         r,
         &["aten::cat", "aten::concat", "aten::concatenate"],

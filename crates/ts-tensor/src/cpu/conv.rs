@@ -130,6 +130,10 @@ fn unfold_tile<T: Copy + Default>(planes: &[T], g: &Window, j0: usize, j1: usize
                     seg[..a - ox0].fill(zero);
                     seg[b - ox0..].fill(zero);
                     let body = &mut seg[a - ox0..b - ox0];
+                    if body.is_empty() {
+                        // The whole segment reads padding (a dilation wider than the input).
+                        continue;
+                    }
                     if g.sw == 1 {
                         let s0 = (a as isize + shift) as usize;
                         body.copy_from_slice(&line[s0..s0 + body.len()]);
@@ -427,6 +431,9 @@ mod tests {
             (6, 6, 1, 2, 0, 1),
             (40, 37, 3, 1, 2, 1),
             (5, 5, 5, 3, 4, 1),
+            // Dilated taps that land entirely in the padding (DeepLab's ASPP on small maps).
+            (6, 5, 3, 1, 6, 6),
+            (4, 3, 3, 1, 12, 12),
         ] {
             for (c, o, groups) in [(3, 4, 1), (4, 6, 2)] {
                 for threads in [1, 2] {

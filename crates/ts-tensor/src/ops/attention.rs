@@ -6,6 +6,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::factory::ones;
+use crate::ops::nested::{nested_from_padded_zeroing, padding_mask};
 use crate::ops::norm::{dropout, layer_norm};
 use crate::ops::scan::SoftmaxKind;
 use crate::scalar::Scalar;
@@ -181,6 +182,33 @@ pub fn native_multi_head_attention(
     average_attn_weights: bool,
     mask_type: Option<i64>,
 ) -> Result<(Tensor, Tensor)> {
+    if let Some(lengths) = query.nested_lengths() {
+        // Self-attention over each sequence alone: the padded batch with its padding masked out.
+        if !Tensor::is_same(query, key) || !Tensor::is_same(key, value) || mask.is_some() {
+            return Err(Error::runtime(
+                "_native_multi_head_attention: a nested query is supported for self-attention without a mask only",
+            ));
+        }
+        let lengths = lengths.to_vec();
+        let padded = query.nested_padded();
+        let pad = padding_mask(&lengths, padded.sizes()[1])?;
+        let (o, w) = native_multi_head_attention(
+            &padded,
+            &padded,
+            &padded,
+            embed_dim,
+            num_head,
+            qkv_weight,
+            qkv_bias,
+            proj_weight,
+            proj_bias,
+            Some(&pad),
+            need_weights,
+            average_attn_weights,
+            Some(1),
+        )?;
+        return Ok((nested_from_padded_zeroing(&o, lengths)?, w));
+    }
     let (o, p) = mha(
         query,
         key,
@@ -236,6 +264,30 @@ pub fn transformer_encoder_layer_fwd(
     mask: Option<&Tensor>,
     mask_type: Option<i64>,
 ) -> Result<Tensor> {
+    if let Some(lengths) = src.nested_lengths() {
+        // Each sequence of a nested batch is encoded alone: the padded batch, with its padding
+        // as the key padding mask (a nested input carries its own mask, so none may be given).
+        if mask.is_some() {
+            return Err(Error::runtime(
+                "_transformer_encoder_layer_fwd: a mask cannot be combined with a nested tensor input",
+            ));
+        }
+        let lengths = lengths.to_vec();
+        let padded = src.nested_padded();
+        let pad = padding_mask(&lengths, padded.sizes()[1])?;
+        let out = transformer_encoder_layer_fwd(
+            &padded,
+            embed_dim,
+            num_heads,
+            w,
+            use_gelu,
+            norm_first,
+            eps,
+            Some(&pad),
+            Some(1),
+        )?;
+        return nested_from_padded_zeroing(&out, lengths);
+    }
     let unbatched = src.dim() == 2;
     let x = if unbatched {
         src.unsqueeze(0)?

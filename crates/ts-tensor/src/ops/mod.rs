@@ -19,6 +19,7 @@ pub mod index;
 pub mod join;
 pub mod linalg;
 pub mod nan_reduce;
+pub mod nested;
 pub mod norm;
 pub mod order_statistics;
 pub mod padding;
