@@ -73,7 +73,8 @@ fn optimized_ir_parity_with_pytorch() {
     }
     eprintln!("optimized IR parity: {equal}/{total}; differing: {differing:?}");
     assert!(total > 0);
-    // 100/123 when the floor was set (the remaining differences: see ARCHITECTURE.md).
+    // 100/123 when the floor was set (the remaining differences: ARCHITECTURE.md, "Optimized IR
+    // parity").
     assert!(
         equal >= PARITY_FLOOR,
         "optimized IR parity fell to {equal}/{total}"
