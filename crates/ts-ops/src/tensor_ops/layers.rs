@@ -183,38 +183,6 @@ fn embedding_renorm(w: &Tensor, indices: &Tensor, max_norm: f64, norm_type: f64)
     Ok(w.clone())
 }
 
-/// `renorm(x, p, dim, maxnorm)`: each slice along `dim` whose `p`-norm exceeds `maxnorm` is
-/// scaled to norm `maxnorm` (by `maxnorm / (norm + 1e-7)`, as ATen).
-fn renorm(x: &Tensor, p: f64, dim: i64, maxnorm: f64) -> R<Tensor> {
-    if p <= 0.0 {
-        return Err(Error::runtime("renorm: non-positive-norm not supported"));
-    }
-    if maxnorm < 0.0 {
-        return Err(Error::runtime(format!(
-            "renorm: expected maxnorm to be >= 0 but got {maxnorm}"
-        )));
-    }
-    let nd = x.dim();
-    let d = ts_tensor::shape::wrap_dim(dim, nd)?;
-    let reduce: Vec<i64> = (0..nd as i64).filter(|&i| i != d as i64).collect();
-    let norms = x.norm(Some(Scalar::Float(p)), Some(&reduce), true, None)?;
-    let factors: Vec<f64> = norms
-        .to_dtype(DType::Float64, false)?
-        .to_vec::<f64>()
-        .into_iter()
-        .map(|n| {
-            if n > maxnorm {
-                maxnorm / (n + 1e-7)
-            } else {
-                1.0
-            }
-        })
-        .collect();
-    let shape = norms.sizes().to_vec();
-    let f = Tensor::from_vec(factors, &shape)?.to_dtype(x.dtype(), false)?;
-    x.mul(&f)
-}
-
 /// `native_group_norm(input, weight, bias, N, C, HxW, group, eps)`: the output and the
 /// per-(sample, group) mean and reciprocal standard deviation `[N, group]`.
 #[allow(clippy::too_many_arguments)]
@@ -368,9 +336,6 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::_no_grad_embedding_renorm_", |a| {
         embedding_renorm(a.t(0)?, a.t(1)?, a.f(2)?, a.f(3)?)
-    });
-    def(r, "aten::renorm", |a| {
-        renorm(a.t(0)?, a.f(1)?, a.int(2)?, a.f(3)?)
     });
     def(r, "aten::_infer_size", |a| {
         Ok(ts_tensor::shape::broadcast_shapes(&a.ints(0)?, &a.ints(1)?)?.to_vec())
