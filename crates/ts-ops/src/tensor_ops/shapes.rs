@@ -74,17 +74,6 @@ fn register_views(r: &Registry) {
         inplace(a, |t| t.transpose_(a.int(1)?, a.int(2)?))
     });
     def(r, "aten::expand", |a| a.t(0)?.expand(&a.ints(1)?, a.b(2)?));
-    // Every tensor expanded (as views) to the tensors' common broadcast shape.
-    def(r, "aten::broadcast_tensors", |a| {
-        let ts = a.tensors(0)?;
-        let mut shape: Vec<i64> = Vec::new();
-        for t in &ts {
-            shape = ts_tensor::shape::broadcast_shapes(&shape, &t.sizes())?.to_vec();
-        }
-        ts.iter()
-            .map(|t| t.expand(&shape, false))
-            .collect::<Result<Vec<_>, _>>()
-    });
     def(r, "aten::expand_as", |a| a.t(0)?.expand_as(a.t(1)?));
     def(r, "aten::flatten.using_ints", |a| {
         a.t(0)?.flatten(a.int(1)?, a.int(2)?)
