@@ -6,6 +6,7 @@
 #[macro_use]
 pub(crate) mod cpu;
 pub mod aten_format;
+pub mod complex;
 pub mod config;
 pub mod device;
 pub mod dtype;
@@ -23,6 +24,7 @@ pub mod storage;
 pub mod tensor;
 pub mod threads;
 
+pub use complex::{Complex, Complex32, Complex64};
 pub use config::{default_dtype, set_default_dtype};
 pub use device::Device;
 pub use dtype::DType;
@@ -35,6 +37,7 @@ pub use ops::attention::{
     EncoderLayerWeights,
 };
 pub use ops::binary::RoundingMode;
+pub use ops::complex_ops::{complex, polar};
 pub use ops::conv::{conv1d, conv2d, conv_transpose1d, conv_transpose2d, convolution, ConvPadding};
 pub use ops::copy::resize_out_and_copy;
 pub use ops::embedding::{embedding, embedding_bag, BagMode};

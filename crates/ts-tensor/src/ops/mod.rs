@@ -4,6 +4,7 @@
 
 pub mod attention;
 pub mod binary;
+pub mod complex_ops;
 pub mod conv;
 pub mod copy;
 pub mod embedding;
