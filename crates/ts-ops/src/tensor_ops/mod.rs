@@ -16,6 +16,7 @@ mod queries;
 mod reductions;
 mod rnn;
 mod shapes;
+mod spectral;
 
 use std::sync::Arc;
 
@@ -39,6 +40,7 @@ pub fn register(r: &Registry) {
     conv_pool::register(r);
     rnn::register(r);
     attention::register(r);
+    spectral::register(r);
     derived::register(r);
 }
 
