@@ -7,7 +7,7 @@
 use ts_tensor::DType;
 
 /// The element type of a storage as a pickle names it: either one this library computes with,
-/// or one it recognises but cannot represent (complex, quantized, unsigned wide ints, float8).
+/// or one it recognises but cannot represent (quantized, complex32, float8).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ElementKind {
     Supported(DType),
@@ -36,10 +36,13 @@ const TYPED_CLASSES: &[(&str, ElementKind)] = &[
     ("CharStorage", ElementKind::Supported(DType::Int8)),
     ("ByteStorage", ElementKind::Supported(DType::UInt8)),
     ("BoolStorage", ElementKind::Supported(DType::Bool)),
-    ("ComplexFloatStorage", ElementKind::Unsupported("complex64")),
+    (
+        "ComplexFloatStorage",
+        ElementKind::Supported(DType::Complex64),
+    ),
     (
         "ComplexDoubleStorage",
-        ElementKind::Unsupported("complex128"),
+        ElementKind::Supported(DType::Complex128),
     ),
     ("QUInt8Storage", ElementKind::Unsupported("quint8")),
     ("QInt8Storage", ElementKind::Unsupported("qint8")),
@@ -52,13 +55,6 @@ const TYPED_CLASSES: &[(&str, ElementKind)] = &[
 const UNSUPPORTED_DTYPES: &[&str] = &[
     "complex32",
     "chalf",
-    "complex64",
-    "cfloat",
-    "complex128",
-    "cdouble",
-    "uint16",
-    "uint32",
-    "uint64",
     "float8_e4m3fn",
     "float8_e5m2",
     "float8_e4m3fnuz",
@@ -100,12 +96,24 @@ pub fn dtype_global(module: &str, name: &str) -> Option<ElementKind> {
         .map(|n| ElementKind::Unsupported(n))
 }
 
-/// The typed storage class name PyTorch writes for `dtype` (`FloatStorage` for float32).
-pub fn typed_class_name(dtype: DType) -> &'static str {
+/// The typed storage class name PyTorch writes for `dtype` (`FloatStorage` for float32), or
+/// `None` for dtypes without one (uint16/32/64), which PyTorch writes as an `UntypedStorage`
+/// viewed through `_rebuild_tensor_v3`.
+pub fn typed_class_name(dtype: DType) -> Option<&'static str> {
     TYPED_CLASSES
         .iter()
         .find(|(_, k)| *k == ElementKind::Supported(dtype))
-        .map_or("ByteStorage", |(n, _)| n)
+        .map(|(n, _)| *n)
+}
+
+/// The byte-swapping unit of a dtype's elements in big-endian records: the element size, or
+/// the size of one part for complex dtypes.
+pub fn swap_unit(dtype: DType) -> usize {
+    if dtype.is_complex() {
+        dtype.size() / 2
+    } else {
+        dtype.size()
+    }
 }
 
 #[cfg(test)]
@@ -113,14 +121,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_dtype_has_a_typed_class_that_maps_back() {
+    fn typed_classes_map_back() {
         for d in DType::ALL {
-            let name = typed_class_name(d);
-            assert_eq!(
-                storage_class("torch", name),
-                Some(StorageClass::Typed(ElementKind::Supported(d)))
-            );
+            match typed_class_name(d) {
+                Some(name) => assert_eq!(
+                    storage_class("torch", name),
+                    Some(StorageClass::Typed(ElementKind::Supported(d)))
+                ),
+                None => assert!(d.is_barebones_unsigned(), "{d}"),
+            }
         }
+        assert_eq!(
+            typed_class_name(DType::Complex64),
+            Some("ComplexFloatStorage")
+        );
+        assert_eq!(swap_unit(DType::Complex128), 8);
     }
 
     #[test]
@@ -137,7 +152,15 @@ mod tests {
         );
         assert_eq!(
             dtype_global("torch", "uint16"),
-            Some(ElementKind::Unsupported("uint16"))
+            Some(ElementKind::Supported(DType::UInt16))
+        );
+        assert_eq!(
+            dtype_global("torch", "cfloat"),
+            Some(ElementKind::Supported(DType::Complex64))
+        );
+        assert_eq!(
+            dtype_global("torch", "chalf"),
+            Some(ElementKind::Unsupported("chalf"))
         );
         assert_eq!(dtype_global("torch", "Tensor"), None);
         assert_eq!(dtype_global("numpy", "float32"), None);

@@ -24,7 +24,7 @@ use crate::archive_writer::ArchiveWriter;
 use crate::error::{Result, SerializeError};
 use crate::opcodes as op;
 use crate::pickler::{Pickler, BATCH_SIZE};
-use crate::storage_kind::typed_class_name;
+use crate::storage_kind::{swap_unit, typed_class_name};
 use crate::value_loader::MAX_NESTING;
 
 /// The `version` record of torch.save archives.
@@ -81,8 +81,8 @@ fn write_storages(
     for (key, s) in storages.iter().enumerate() {
         let mut bytes = s.storage.to_bytes();
         bytes.truncate(s.numel * s.dtype.size());
-        if cfg!(target_endian = "big") && s.dtype.size() > 1 {
-            for chunk in bytes.chunks_exact_mut(s.dtype.size()) {
+        if cfg!(target_endian = "big") && swap_unit(s.dtype) > 1 {
+            for chunk in bytes.chunks_exact_mut(swap_unit(s.dtype)) {
                 chunk.reverse();
             }
         }
@@ -318,10 +318,23 @@ impl ValueWriter {
         }
     }
 
+    /// `_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, OrderedDict())`, or for
+    /// dtypes without a typed storage class (uint16/32/64)
+    /// `_rebuild_tensor_v3(..., OrderedDict(), torch.<dtype>)` over an `UntypedStorage`, as
+    /// PyTorch writes them.
     fn tensor(&mut self, t: &Tensor) -> Result<()> {
         let m = t.meta_snapshot();
-        self.p.global("torch._utils", "_rebuild_tensor_v2");
-        self.p.tuple_start(6);
+        let v3 = typed_class_name(m.dtype).is_none();
+        let n = if v3 { 7 } else { 6 };
+        self.p.global(
+            "torch._utils",
+            if v3 {
+                "_rebuild_tensor_v3"
+            } else {
+                "_rebuild_tensor_v2"
+            },
+        );
+        self.p.tuple_start(n);
         self.storage(&m.storage, m.dtype)?;
         self.p.int(m.offset as i64);
         self.int_tuple(&m.sizes);
@@ -331,7 +344,10 @@ impl ValueWriter {
         self.p.tuple_start(0);
         self.p.opcode(op::REDUCE);
         self.p.memoize();
-        self.p.tuple_end(6);
+        if v3 {
+            self.p.global("torch", m.dtype.name());
+        }
+        self.p.tuple_end(n);
         self.p.memoize();
         self.p.opcode(op::REDUCE);
         Ok(())
@@ -366,10 +382,19 @@ impl ValueWriter {
         let numel = storage.nbytes() / dtype.size();
         self.p.tuple_start(5);
         self.p.str("storage");
-        self.p.global("torch", typed_class_name(dtype));
+        match typed_class_name(dtype) {
+            Some(class) => self.p.global("torch", class),
+            None => self.p.global("torch.storage", "UntypedStorage"),
+        }
         self.p.str(&key.to_string());
         self.p.str(&storage.device().to_string());
-        self.p.int(numel as i64);
+        // An untyped storage's size counts bytes.
+        let size = if typed_class_name(dtype).is_some() {
+            numel
+        } else {
+            numel * dtype.size()
+        };
+        self.p.int(size as i64);
         self.p.tuple_end(5);
         self.p.memoize();
         self.p.opcode(op::BINPERSID);

@@ -139,9 +139,20 @@ fn big_endian_storages_are_swapped() {
 }
 
 #[test]
-fn unsupported_dtypes_and_formats_are_named() {
-    assert!(load_err("save_uint16.pt").contains("torch.uint16"));
-    assert!(load_err("save_complex_tensor.pt").contains("complex64"));
+fn uint16_and_complex_tensors() {
+    // torch.tensor([1, 2, 3, 4]).to(torch.uint16): `_rebuild_tensor_v3` over an UntypedStorage.
+    let u = tensor(&load("save_uint16.pt"));
+    assert_eq!(u.dtype(), DType::UInt16);
+    assert_eq!(u.to_vec::<i64>(), [1, 2, 3, 4]);
+    // torch.tensor([1 + 2j]): a ComplexFloatStorage.
+    let c = tensor(&load("save_complex_tensor.pt"));
+    assert_eq!(c.dtype(), DType::Complex64);
+    let z = c.to_vec::<ts_tensor::Complex64>();
+    assert_eq!((z[0].re, z[0].im), (1.0, 2.0));
+}
+
+#[test]
+fn unsupported_formats_are_named() {
     let legacy = load_err("save_legacy.pt");
     assert!(
         legacy.contains("legacy") && legacy.contains("1.6"),

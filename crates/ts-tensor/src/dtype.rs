@@ -15,13 +15,22 @@ pub enum DType {
     Float16 = 5,
     Float32 = 6,
     Float64 = 7,
+    /// `torch.complex64` (`ComplexFloat`): two float32 parts.
+    Complex64 = 9,
+    /// `torch.complex128` (`ComplexDouble`): two float64 parts.
+    Complex128 = 10,
     Bool = 11,
     BFloat16 = 15,
+    /// `torch.uint16`; like uint32 and uint64 a "barebones" dtype in PyTorch, which promotes only
+    /// with itself and the floating dtypes.
+    UInt16 = 27,
+    UInt32 = 28,
+    UInt64 = 29,
 }
 
 impl DType {
     /// Every supported dtype, in ScalarType order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 15] = [
         DType::UInt8,
         DType::Int8,
         DType::Int16,
@@ -30,8 +39,13 @@ impl DType {
         DType::Float16,
         DType::Float32,
         DType::Float64,
+        DType::Complex64,
+        DType::Complex128,
         DType::Bool,
         DType::BFloat16,
+        DType::UInt16,
+        DType::UInt32,
+        DType::UInt64,
     ];
 
     /// PyTorch's `ScalarType` number (the `int` TorchScript uses for a dtype).
@@ -51,9 +65,44 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::UInt8 | DType::Int8 => 1,
-            DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
-            DType::Int32 | DType::Float32 => 4,
-            DType::Int64 | DType::Float64 => 8,
+            DType::Int16 | DType::UInt16 | DType::Float16 | DType::BFloat16 => 2,
+            DType::Int32 | DType::UInt32 | DType::Float32 => 4,
+            DType::Int64 | DType::UInt64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
+        }
+    }
+
+    /// True for complex64 and complex128.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    /// True for uint16, uint32 and uint64, the unsigned dtypes PyTorch supports only partially
+    /// (no promotion with other integer dtypes).
+    pub fn is_barebones_unsigned(self) -> bool {
+        matches!(self, DType::UInt16 | DType::UInt32 | DType::UInt64)
+    }
+
+    /// The real dtype of a complex dtype's parts (complex64 → float32); others are returned
+    /// unchanged (`toRealValueType`).
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            other => other,
+        }
+    }
+
+    /// The complex dtype with parts of this floating dtype (float32 → complex64, float64 →
+    /// complex128; float16/bfloat16 → complex64, since complex32 is not supported here);
+    /// complex dtypes are returned unchanged and others give `None` (`toComplexType`).
+    pub fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Complex64 => {
+                Some(DType::Complex64)
+            }
+            DType::Float64 | DType::Complex128 => Some(DType::Complex128),
+            _ => None,
         }
     }
 
@@ -69,7 +118,14 @@ impl DType {
     pub fn is_integral(self) -> bool {
         matches!(
             self,
-            DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64
+            DType::UInt8
+                | DType::Int8
+                | DType::Int16
+                | DType::Int32
+                | DType::Int64
+                | DType::UInt16
+                | DType::UInt32
+                | DType::UInt64
         )
     }
 
@@ -86,6 +142,11 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
+            DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
         }
     }
 
@@ -102,6 +163,11 @@ impl DType {
             DType::BFloat16 => "BFloat16",
             DType::Float32 => "Float",
             DType::Float64 => "Double",
+            DType::Complex64 => "ComplexFloat",
+            DType::Complex128 => "ComplexDouble",
+            DType::UInt16 => "UInt16",
+            DType::UInt32 => "UInt32",
+            DType::UInt64 => "UInt64",
         }
     }
 
@@ -126,6 +192,11 @@ impl DType {
             DType::BFloat16 => "c10::BFloat16",
             DType::Float32 => "float",
             DType::Float64 => "double",
+            DType::Complex64 => "c10::complex<float>",
+            DType::Complex128 => "c10::complex<double>",
+            DType::UInt16 => "unsigned short",
+            DType::UInt32 => "unsigned int",
+            DType::UInt64 => "unsigned long",
         }
     }
 
@@ -142,6 +213,11 @@ impl DType {
             "bfloat16" => DType::BFloat16,
             "float32" | "float" => DType::Float32,
             "float64" | "double" => DType::Float64,
+            "complex64" | "cfloat" => DType::Complex64,
+            "complex128" | "cdouble" => DType::Complex128,
+            "uint16" => DType::UInt16,
+            "uint32" => DType::UInt32,
+            "uint64" => DType::UInt64,
             _ => return None,
         })
     }
@@ -150,5 +226,37 @@ impl DType {
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "torch.{}", self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbering_and_names_match_torch() {
+        // torch 2.15: ScalarType numbers and str(dtype).
+        let want = [
+            (DType::Complex64, 9, "complex64", "ComplexFloat", 8),
+            (DType::Complex128, 10, "complex128", "ComplexDouble", 16),
+            (DType::UInt16, 27, "uint16", "UInt16", 2),
+            (DType::UInt32, 28, "uint32", "UInt32", 4),
+            (DType::UInt64, 29, "uint64", "UInt64", 8),
+        ];
+        for (d, n, name, st, size) in want {
+            assert_eq!(d.scalar_type_index(), n);
+            assert_eq!(DType::from_scalar_type_index(n), Some(d));
+            assert_eq!(d.name(), name);
+            assert_eq!(DType::from_name(name), Some(d));
+            assert_eq!(DType::from_scalar_type_name(st), Some(d));
+            assert_eq!(d.size(), size);
+        }
+        assert_eq!(DType::from_name("cfloat"), Some(DType::Complex64));
+        assert!(!DType::Complex64.is_floating_point());
+        assert!(DType::Complex64.is_complex());
+        assert!(DType::UInt64.is_integral());
+        assert_eq!(DType::Complex128.to_real(), DType::Float64);
+        assert_eq!(DType::Float32.to_complex(), Some(DType::Complex64));
+        assert_eq!(DType::Int64.to_complex(), None);
     }
 }

@@ -6,6 +6,7 @@
 #[macro_use]
 pub(crate) mod cpu;
 pub mod aten_format;
+pub mod complex;
 pub mod config;
 pub mod device;
 pub mod dtype;
@@ -24,6 +25,7 @@ pub mod storage;
 pub mod tensor;
 pub mod threads;
 
+pub use complex::{Complex, Complex32, Complex64};
 pub use config::{default_dtype, set_default_dtype};
 pub use device::Device;
 pub use dtype::DType;
@@ -37,6 +39,7 @@ pub use ops::attention::{
     EncoderLayerWeights,
 };
 pub use ops::binary::RoundingMode;
+pub use ops::complex_ops::{complex, polar};
 pub use ops::conv::{
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, convolution,
     ConvPadding,

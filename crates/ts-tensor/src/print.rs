@@ -15,11 +15,28 @@ const THRESHOLD: usize = 1000;
 const EDGEITEMS: usize = 3;
 const LINEWIDTH: usize = 80;
 
-/// Row-major element values read once for printing.
+/// Row-major element values read once for printing (i128 holds every int64 and uint64).
 enum Values {
     Float(Vec<f64>),
-    Int(Vec<i64>),
+    Int(Vec<i128>),
     Bool(Vec<bool>),
+    /// Real and imaginary parts, each formatted like a float tensor (`tensor.real`/`.imag`).
+    Complex(Vec<f64>, Vec<f64>),
+}
+
+impl Values {
+    /// The values at the given flat indices.
+    fn pick(&self, idx: &[usize]) -> Values {
+        match self {
+            Values::Float(v) => Values::Float(idx.iter().map(|&i| v[i]).collect()),
+            Values::Int(v) => Values::Int(idx.iter().map(|&i| v[i]).collect()),
+            Values::Bool(v) => Values::Bool(idx.iter().map(|&i| v[i]).collect()),
+            Values::Complex(r, im) => Values::Complex(
+                idx.iter().map(|&i| r[i]).collect(),
+                idx.iter().map(|&i| im[i]).collect(),
+            ),
+        }
+    }
 }
 
 /// A read-only, row-major copy of a tensor's data with its shape.
@@ -33,10 +50,28 @@ impl Data {
         let dt = t.dtype();
         let values = if dt.is_floating_point() {
             Values::Float(t.contiguous_vec::<f64>()?)
+        } else if dt.is_complex() {
+            let v = t.contiguous_vec::<crate::complex::Complex64>()?;
+            Values::Complex(
+                v.iter().map(|z| z.re).collect(),
+                v.iter().map(|z| z.im).collect(),
+            )
+        } else if dt == DType::UInt64 {
+            Values::Int(
+                t.contiguous_vec::<u64>()?
+                    .into_iter()
+                    .map(i128::from)
+                    .collect(),
+            )
         } else if dt == DType::Bool {
             Values::Bool(t.contiguous_vec::<bool>()?)
         } else {
-            Values::Int(t.contiguous_vec::<i64>()?)
+            Values::Int(
+                t.contiguous_vec::<i64>()?
+                    .into_iter()
+                    .map(i128::from)
+                    .collect(),
+            )
         };
         Ok(Data {
             sizes: t.sizes().iter().map(|&s| s as usize).collect(),
@@ -80,17 +115,26 @@ fn python_fixed(v: f64, precision: usize) -> String {
 }
 
 /// The `_Formatter` of torch/_tensor_str.py: decides the number style and width from the
-/// (summarized) values.
+/// (summarized) values. Complex tensors get one for the real parts and one (`imag`) for the
+/// imaginary parts, as PyTorch formats `tensor.real` and `tensor.imag` separately.
 struct Formatter {
     floating: bool,
     int_mode: bool,
     sci_mode: bool,
     max_width: usize,
+    imag: Option<Box<Formatter>>,
 }
 
 impl Formatter {
     fn new(values: &Values, dtype: DType) -> Formatter {
+        if let Values::Complex(re, im) = values {
+            let part = dtype.to_real();
+            let mut f = Formatter::new(&Values::Float(re.clone()), part);
+            f.imag = Some(Box::new(Formatter::new(&Values::Float(im.clone()), part)));
+            return f;
+        }
         let mut f = Formatter {
+            imag: None,
             floating: dtype.is_floating_point(),
             int_mode: true,
             sci_mode: false,
@@ -107,6 +151,7 @@ impl Formatter {
                     f.max_width = f.max_width.max(if x { 4 } else { 5 });
                 }
             }
+            Values::Complex(..) => {}
             Values::Float(v) => {
                 let nz: Vec<f64> = v
                     .iter()
@@ -170,7 +215,24 @@ impl Formatter {
             }
             Values::Int(v) => self.pad(v[i].to_string()),
             Values::Bool(v) => self.pad(if v[i] { "True" } else { "False" }.to_string()),
+            Values::Complex(re, im) => {
+                let real = self.format_float(re[i]);
+                let fi = self.imag.as_deref().unwrap_or(self);
+                let imag = format!("{}j", fi.format_float(im[i]));
+                let imag = imag.trim_start();
+                if imag.starts_with('+') || imag.starts_with('-') {
+                    format!("{real}{imag}")
+                } else {
+                    format!("{real}+{imag}")
+                }
+            }
         }
+    }
+
+    /// Characters one element takes in a row, with the `, ` separator (a complex element adds
+    /// the imaginary width and the `j`).
+    fn element_length(&self) -> usize {
+        self.max_width + 2 + self.imag.as_ref().map_or(0, |f| f.max_width + 1)
     }
 }
 
@@ -212,7 +274,7 @@ fn tensor_str_rec(
     let inner: usize = sizes[1..].iter().product();
     let (idx, cut) = shown(sizes[0], summarize);
     if sizes.len() == 1 {
-        let element_length = f.max_width + 2;
+        let element_length = f.element_length();
         let per_line = ((LINEWIDTH.saturating_sub(indent)) / element_length).max(1);
         let mut data: Vec<String> = Vec::new();
         for (k, &i) in idx.iter().enumerate() {
@@ -295,26 +357,19 @@ impl Tensor {
             }
             "[]".to_string()
         } else {
-            if !(dtype == default_dtype() || dtype == DType::Int64 || dtype == DType::Bool) {
+            let default_complex = default_dtype().to_complex();
+            if !(dtype == default_dtype()
+                || Some(dtype) == default_complex
+                || dtype == DType::Int64
+                || dtype == DType::Bool)
+            {
                 suffixes.push(format!("dtype={dtype}"));
             }
             let d = Data::read(self)?;
             let summarize = m.numel() > THRESHOLD;
-            let fmt_values = if summarize {
-                let mut idx = Vec::new();
-                summarized_indices(&d.sizes, 0, true, &mut idx);
-                match &d.values {
-                    Values::Float(v) => Values::Float(idx.iter().map(|&i| v[i]).collect()),
-                    Values::Int(v) => Values::Int(idx.iter().map(|&i| v[i]).collect()),
-                    Values::Bool(v) => Values::Bool(idx.iter().map(|&i| v[i]).collect()),
-                }
-            } else {
-                match &d.values {
-                    Values::Float(v) => Values::Float(v.clone()),
-                    Values::Int(v) => Values::Int(v.clone()),
-                    Values::Bool(v) => Values::Bool(v.clone()),
-                }
-            };
+            let mut idx = Vec::new();
+            summarized_indices(&d.sizes, 0, summarize, &mut idx);
+            let fmt_values = d.values.pick(&idx);
             let f = Formatter::new(&fmt_values, dtype);
             tensor_str_rec(&d, &f, &d.sizes, 0, indent, summarize)
         };
@@ -448,5 +503,51 @@ mod tests {
         let m = Tensor::from_vec((0..2000i64).collect::<Vec<_>>(), &[100, 20]).unwrap();
         let expect = "tensor([[   0,    1,    2,  ...,   17,   18,   19],\n        [  20,   21,   22,  ...,   37,   38,   39],\n        [  40,   41,   42,  ...,   57,   58,   59],\n        ...,\n        [1940, 1941, 1942,  ..., 1957, 1958, 1959],\n        [1960, 1961, 1962,  ..., 1977, 1978, 1979],\n        [1980, 1981, 1982,  ..., 1997, 1998, 1999]])";
         assert_eq!(m.to_string(), expect);
+    }
+
+    #[test]
+    fn complex_and_unsigned() {
+        use crate::complex::{Complex32, Complex64};
+        let c = |v: Vec<(f32, f32)>, s: &[i64]| {
+            Tensor::from_vec(
+                v.into_iter().map(|(r, i)| Complex32::new(r, i)).collect(),
+                s,
+            )
+            .unwrap()
+            .to_string()
+        };
+        assert_eq!(
+            c(vec![(1.0, 2.0), (-3.5, -0.25)], &[2]),
+            "tensor([ 1.0000+2.0000j, -3.5000-0.2500j])"
+        );
+        assert_eq!(c(vec![(1.5, 0.0)], &[]), "tensor(1.5000+0.j)");
+        assert_eq!(
+            c(vec![(1e-5, 1.0), (2.0, 0.0), (3.0, 1e6), (-0.0, 0.0)], &[2, 2]),
+            "tensor([[1.0000e-05+1.0000e+00j, 2.0000e+00+0.0000e+00j],\n        [3.0000e+00+1.0000e+06j, -0.0000e+00+0.0000e+00j]])"
+        );
+        let d = Tensor::from_vec(
+            vec![Complex64::new(1.0, 2.0), Complex64::new(3.0, -4.0)],
+            &[2],
+        );
+        assert_eq!(
+            d.unwrap().to_string(),
+            "tensor([1.+2.j, 3.-4.j], dtype=torch.complex128)"
+        );
+        assert_eq!(
+            Tensor::zeros(&[0], DType::Complex64).unwrap().to_string(),
+            "tensor([], dtype=torch.complex64)"
+        );
+        let wide = c((0..30).map(|i| (i as f32, i as f32)).collect(), &[30]);
+        assert_eq!(wide, "tensor([ 0.+0.j,  1.+1.j,  2.+2.j,  3.+3.j,  4.+4.j,  5.+5.j,  6.+6.j,  7.+7.j,\n         8.+8.j,  9.+9.j, 10.+10.j, 11.+11.j, 12.+12.j, 13.+13.j, 14.+14.j, 15.+15.j,\n        16.+16.j, 17.+17.j, 18.+18.j, 19.+19.j, 20.+20.j, 21.+21.j, 22.+22.j, 23.+23.j,\n        24.+24.j, 25.+25.j, 26.+26.j, 27.+27.j, 28.+28.j, 29.+29.j])");
+        assert_eq!(
+            Tensor::from_vec(vec![0u16, 65535, 7], &[3])
+                .unwrap()
+                .to_string(),
+            "tensor([    0, 65535,     7], dtype=torch.uint16)"
+        );
+        assert_eq!(
+            Tensor::from_vec(vec![u64::MAX], &[1]).unwrap().to_string(),
+            "tensor([18446744073709551615], dtype=torch.uint64)"
+        );
     }
 }

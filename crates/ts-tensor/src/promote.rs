@@ -1,9 +1,12 @@
 //! Type promotion (`torch.result_type`, `torch.promote_types`, `torch.can_cast`).
 //!
-//! Operands fall into categories bool < integer < floating. The result takes the highest
-//! category present; within it, tensors with dimensions beat zero-dim tensors, which beat Python
+//! Operands fall into categories bool < integer < floating < complex. The result takes the
+//! highest category present; within it, tensors with dimensions beat zero-dim tensors, which beat Python
 //! numbers ("wrapped numbers"). A Python float counts as the default dtype, a Python int as
 //! int64.
+//!
+//! uint16, uint32 and uint64 are "barebones" dtypes in PyTorch: they promote only with
+//! themselves and the floating dtypes; any other pair is an error ([`try_promote_types`]).
 
 use crate::config::default_dtype;
 use crate::dtype::DType;
@@ -45,14 +48,59 @@ fn rank(d: DType) -> u8 {
         DType::BFloat16 => 5,
         DType::Float32 => 6,
         DType::Float64 => 7,
+        DType::UInt16 => 2,
+        DType::UInt32 => 3,
+        DType::UInt64 => 4,
+        DType::Complex64 => 8,
+        DType::Complex128 => 9,
     }
 }
 
+/// The error PyTorch gives when promoting a barebones unsigned dtype with an integer, bool or
+/// complex dtype.
+fn barebones_error(a: DType, b: DType) -> Error {
+    Error::runtime(format!(
+        "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {} and {}",
+        a.scalar_type_name(),
+        b.scalar_type_name()
+    ))
+}
+
+/// `torch.promote_types(a, b)`, failing as PyTorch does for barebones unsigned dtypes paired with
+/// anything but themselves and the floating dtypes.
+pub fn try_promote_types(a: DType, b: DType) -> Result<DType> {
+    if a != b
+        && (a.is_barebones_unsigned() || b.is_barebones_unsigned())
+        && !a.is_floating_point()
+        && !b.is_floating_point()
+    {
+        return Err(barebones_error(a, b));
+    }
+    Ok(promote_types(a, b))
+}
+
 /// `torch.promote_types(a, b)`: the smallest dtype both convert to without losing category.
+/// Pairs PyTorch rejects (a barebones unsigned dtype with an integer, bool or complex dtype; see
+/// [`try_promote_types`]) give the wider of the two.
 pub fn promote_types(a: DType, b: DType) -> DType {
     use DType::*;
     if a == b {
         return a;
+    }
+    if a.is_complex() || b.is_complex() {
+        // complex64 with float64 (or complex128) is complex128; otherwise the complex operand.
+        let wide = |d: DType| matches!(d, Float64 | Complex128);
+        return if wide(a) || wide(b) {
+            Complex128
+        } else {
+            Complex64
+        };
+    }
+    if (a.is_barebones_unsigned() || b.is_barebones_unsigned())
+        && !a.is_floating_point()
+        && !b.is_floating_point()
+    {
+        return if rank(a) >= rank(b) { a } else { b };
     }
     match (a, b) {
         (Bool, x) | (x, Bool) => x,
@@ -74,9 +122,12 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     }
 }
 
-/// `torch.can_cast(from, to)`: false when the cast would lower the category (float → int,
-/// number → bool).
+/// `torch.can_cast(from, to)`: false when the cast would lower the category (complex → real,
+/// float → int, number → bool).
 pub fn can_cast(from: DType, to: DType) -> bool {
+    if from.is_complex() && !to.is_complex() {
+        return false;
+    }
     if from.is_floating_point() && to.is_integral() {
         return false;
     }
@@ -146,33 +197,64 @@ impl ResultTypeState {
     pub fn result(&self) -> DType {
         combine(self.dim, combine(self.zero_dim, self.wrapped)).unwrap_or(DType::Int64)
     }
-}
 
-fn category(d: DType) -> u8 {
-    if d == DType::Bool {
-        0
-    } else if d.is_integral() {
-        1
-    } else {
-        2
+    /// Like [`ResultTypeState::result`], failing where PyTorch refuses to promote a barebones
+    /// unsigned dtype (`uint16` tensor + `int64` tensor).
+    pub fn try_result(&self) -> Result<DType> {
+        let low = try_combine(self.zero_dim, self.wrapped)?;
+        Ok(try_combine(self.dim, low)?.unwrap_or(DType::Int64))
     }
 }
 
-/// ATen's `combine_categories`: the higher tier wins unless the lower one is of a higher
-/// category, in which case the two are promoted.
+/// [`combine`] with [`try_promote_types`] where it promotes.
+fn try_combine(higher: Option<DType>, lower: Option<DType>) -> Result<Option<DType>> {
+    match (higher, lower) {
+        (Some(h), Some(l)) => match combine_rule(h, l) {
+            Combined::Promote => try_promote_types(h, l).map(Some),
+            Combined::Is(d) => Ok(Some(d)),
+        },
+        _ => Ok(combine(higher, lower)),
+    }
+}
+
+/// How two tiers combine.
+enum Combined {
+    Is(DType),
+    Promote,
+}
+
+/// ATen's `combine_categories` for a higher tier `h` and a lower tier `l`: a complex higher tier
+/// wins; a complex lower tier makes a floating higher tier complex (keeping its precision:
+/// float16 tensor + complex128 0-dim tensor is complex32 in PyTorch, complex64 here) and
+/// otherwise wins; a floating higher tier wins; bool, or a floating lower tier, promote; else
+/// the higher tier wins.
+fn combine_rule(h: DType, l: DType) -> Combined {
+    if h.is_complex() {
+        Combined::Is(h)
+    } else if l.is_complex() {
+        if h.is_floating_point() {
+            Combined::Is(h.to_complex().unwrap_or(l))
+        } else {
+            Combined::Is(l)
+        }
+    } else if h.is_floating_point() {
+        Combined::Is(h)
+    } else if h == DType::Bool || l.is_floating_point() {
+        Combined::Promote
+    } else {
+        Combined::Is(h)
+    }
+}
+
+/// ATen's `combine_categories` (see [`combine_rule`]).
 fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
     match (higher, lower) {
         (None, l) => l,
         (h, None) => h,
-        (Some(h), Some(l)) => {
-            if h.is_floating_point() {
-                Some(h)
-            } else if h == DType::Bool || category(l) > category(h) {
-                Some(promote_types(h, l))
-            } else {
-                Some(h)
-            }
-        }
+        (Some(h), Some(l)) => Some(match combine_rule(h, l) {
+            Combined::Is(d) => d,
+            Combined::Promote => promote_types(h, l),
+        }),
     }
 }
 
@@ -183,6 +265,16 @@ pub fn result_type(ops: &[Operand<'_>]) -> DType {
         st.add(op);
     }
     st.result()
+}
+
+/// `torch.result_type`, failing as PyTorch does for barebones unsigned dtypes that would need
+/// promotion with an integer, bool or complex dtype.
+pub fn try_result_type(ops: &[Operand<'_>]) -> Result<DType> {
+    let mut st = ResultTypeState::default();
+    for &op in ops {
+        st.add(op);
+    }
+    st.try_result()
 }
 
 #[cfg(test)]

@@ -386,6 +386,24 @@ pub(crate) unsafe fn read_as<T: Element>(base: *const u8, dt: DType, i: usize) -
             DType::BFloat16 => T::from_f64((*(base as *const bf16).add(i)).to_f64()),
             DType::Float32 => T::from_f64(*(base as *const f32).add(i) as f64),
             DType::Float64 => T::from_f64(*(base as *const f64).add(i)),
+            DType::UInt16 => T::from_i64(*(base as *const u16).add(i) as i64),
+            DType::UInt32 => T::from_i64(*(base as *const u32).add(i) as i64),
+            DType::UInt64 => {
+                let v = *(base as *const u64).add(i);
+                if T::DTYPE.is_floating_point() || T::DTYPE.is_complex() {
+                    T::from_f64(v as f64)
+                } else {
+                    T::from_i64(v as i64)
+                }
+            }
+            DType::Complex64 => {
+                let z = *(base as *const crate::complex::Complex32).add(i);
+                T::from_c64(z.re as f64, z.im as f64)
+            }
+            DType::Complex128 => {
+                let z = *(base as *const crate::complex::Complex64).add(i);
+                T::from_c64(z.re, z.im)
+            }
         }
     }
 }

@@ -55,6 +55,11 @@ fn dtype_constant(name: &str) -> Option<DType> {
         "int8" => DType::Int8,
         "uint8" => DType::UInt8,
         "bool" => DType::Bool,
+        "complex64" | "cfloat" => DType::Complex64,
+        "complex128" | "cdouble" => DType::Complex128,
+        "uint16" => DType::UInt16,
+        "uint32" => DType::UInt32,
+        "uint64" => DType::UInt64,
         _ => return None,
     })
 }
@@ -434,7 +439,7 @@ impl FunctionEmitter<'_> {
                 }
                 "tolist" => Ok(Sugared::TensorToList(v)),
                 "float" | "double" | "half" | "bfloat16" | "long" | "int" | "short" | "char"
-                | "byte" | "bool" => {
+                | "byte" | "bool" | "cfloat" | "cdouble" => {
                     let dtype = match name {
                         "float" => DType::Float32,
                         "double" => DType::Float64,
@@ -445,6 +450,8 @@ impl FunctionEmitter<'_> {
                         "short" => DType::Int16,
                         "char" => DType::Int8,
                         "byte" => DType::UInt8,
+                        "cfloat" => DType::Complex64,
+                        "cdouble" => DType::Complex128,
                         _ => DType::Bool,
                     };
                     Ok(Sugared::TensorCast { self_val: v, dtype })

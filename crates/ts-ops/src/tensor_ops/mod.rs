@@ -24,6 +24,7 @@ mod sampling;
 mod scatter;
 mod shapes;
 mod special;
+mod spectral;
 mod statistics;
 mod view_copies;
 
@@ -59,6 +60,7 @@ pub fn register(r: &Registry) {
     view_copies::register(r);
     special::register(r);
     statistics::register(r);
+    spectral::register(r);
     derived::register(r);
 }
 

@@ -40,6 +40,10 @@ pub fn register(r: &Registry) {
                 t.numel()
             )));
         }
+        if t.dtype().is_complex() {
+            let (re, im) = t.item_complex()?;
+            return Ok(IValue::complex(re, im));
+        }
         Ok(IValue::from(t.item()?))
     });
     def(r, "aten::__range_length", |a| {

@@ -65,7 +65,6 @@ pub fn register(r: &Registry) {
         (&["aten::rad2deg"], Tensor::rad2deg),
         (&["aten::isposinf"], Tensor::isposinf),
         (&["aten::isneginf"], Tensor::isneginf),
-        (&["aten::isreal"], Tensor::isreal),
     ];
     for &(names, f) in unary {
         def_many(r, names, move |a| f(a.t(0)?));

@@ -8,7 +8,7 @@ use super::{Loaded, ValueLoader};
 use crate::error::{Result, SerializeError};
 use crate::globals::KnownGlobal;
 use crate::pickle_value::{PersistentId, PickleValue};
-use crate::storage_kind::{dtype_global, storage_class, ElementKind, StorageClass};
+use crate::storage_kind::{dtype_global, storage_class, swap_unit, ElementKind, StorageClass};
 
 /// A storage loaded from its record, shared by every tensor that names its key.
 pub(super) struct LoadedStorage {
@@ -187,9 +187,9 @@ impl<'t> ValueLoader<'t, '_> {
             }
             (Some(have), _, _) => have,
             (None, _, Some(w)) => {
-                if big_endian && w.size() > 1 {
+                if big_endian && swap_unit(w) > 1 {
                     let mut bytes = entry.storage.to_bytes();
-                    swap_elements(&mut bytes, w.size());
+                    swap_elements(&mut bytes, swap_unit(w));
                     entry.storage = Storage::from_bytes(&bytes)
                         .map_err(|e| SerializeError::invalid(&record, e.message))?;
                 }
@@ -214,8 +214,8 @@ impl<'t> ValueLoader<'t, '_> {
         record: &str,
     ) -> Result<Storage> {
         if let Some(d) = typed {
-            if self.hooks.big_endian() && d.size() > 1 {
-                swap_elements(&mut bytes, d.size());
+            if self.hooks.big_endian() && swap_unit(d) > 1 {
+                swap_elements(&mut bytes, swap_unit(d));
             }
         }
         Storage::from_bytes(&bytes).map_err(|e| SerializeError::invalid(record, e.message))

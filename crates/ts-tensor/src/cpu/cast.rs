@@ -1,8 +1,9 @@
 //! Copying with dtype conversion: the kernel behind `copy_`, `to(dtype)` and `contiguous`.
 //!
 //! Conversions follow C++ `static_cast` as PyTorch compiles it on x86 (see [`crate::element`]):
-//! integer sources convert through i64, floating sources through f64 (exact for every
-//! supported dtype), bool is `!= 0`.
+//! integer sources convert through i64 (uint64 through u64 into floating dtypes), floating
+//! sources through f64 (exact for every supported dtype), bool is `!= 0`. Complex to real
+//! keeps the real part, as ATen does (PyTorch also warns that the imaginary part is discarded).
 
 use smallvec::SmallVec;
 
@@ -17,7 +18,12 @@ use crate::tensor::TensorMeta;
 /// Converts one element with PyTorch's cast rules.
 #[inline(always)]
 pub(crate) fn cast<S: Element, D: Element>(s: S) -> D {
-    if S::DTYPE.is_floating_point() {
+    if S::DTYPE.is_complex() || D::DTYPE.is_complex() {
+        let (re, im) = s.to_c64();
+        D::from_c64(re, im)
+    } else if S::DTYPE.is_floating_point()
+        || (S::DTYPE == crate::DType::UInt64 && D::DTYPE.is_floating_point())
+    {
         D::from_f64(s.to_f64())
     } else {
         D::from_i64(s.to_i64())
@@ -63,11 +69,12 @@ pub(crate) fn copy_into(dst: &TensorMeta, src: &TensorMeta) -> Result<()> {
             1 => run_same::<u8>(&plan),
             2 => run_same::<u16>(&plan),
             4 => run_same::<u32>(&plan),
-            _ => run_same::<u64>(&plan),
+            8 => run_same::<u64>(&plan),
+            _ => run_same::<[u64; 2]>(&plan),
         }
         return Ok(());
     }
-    dispatch_all!(src.dtype, S => dispatch_all!(dst.dtype, D => run_cast::<S, D>(&plan)));
+    dispatch_all_c!(src.dtype, S => dispatch_all_c!(dst.dtype, D => run_cast::<S, D>(&plan)));
     Ok(())
 }
 

@@ -1,5 +1,5 @@
 //! The floating-point GEMM driver: strided, batched `dst = beta * dst + alpha * a @ b` on top of
-//! the `gemm` crate for f32, f64 and f16. Operands keep their strides (transposed and expanded
+//! the `gemm` crate for f32, f64, f16, complex64 and complex128. Operands keep their strides (transposed and expanded
 //! views need no copy); the batch loop is parallel when the matrices are too small to split.
 
 use gemm::Parallelism;
@@ -132,6 +132,10 @@ pub(crate) fn gemm_batched(
         DType::Float32 => run!(f32, |v: f64| v as f32),
         DType::Float64 => run!(f64, |v: f64| v),
         DType::Float16 => run!(half::f16, half::f16::from_f64),
+        // `Complex32`/`Complex64` are `#[repr(C)] { re, im }`, the layout of gemm's c32/c64
+        // (`num_complex::Complex`), so the element pointers are reinterpreted as those.
+        DType::Complex64 => run!(gemm::c32, |v: f64| gemm::c32::new(v as f32, 0.0)),
+        DType::Complex128 => run!(gemm::c64, |v: f64| gemm::c64::new(v, 0.0)),
         other => {
             return Err(Error::runtime(format!(
                 "gemm: unsupported dtype {}",

@@ -10,6 +10,7 @@ pub(crate) mod cast;
 pub(crate) mod contiguous;
 pub(crate) mod conv;
 pub(crate) mod fastmath;
+pub(crate) mod fft;
 pub(crate) mod gemm;
 pub(crate) mod im2col;
 pub(crate) mod iter;

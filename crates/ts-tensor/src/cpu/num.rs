@@ -6,6 +6,7 @@
 
 use half::{bf16, f16};
 
+use crate::complex::{Complex, Complex32, Complex64};
 use crate::element::Element;
 use crate::scalar::Scalar;
 
@@ -120,6 +121,9 @@ int_opnum!(i8);
 int_opnum!(i16);
 int_opnum!(i32);
 int_opnum!(i64);
+int_opnum!(u16);
+int_opnum!(u32);
+int_opnum!(u64);
 
 impl OpNum for bool {
     fn zero() -> Self {
@@ -265,6 +269,79 @@ impl Elem for bf16 {
         bf16::from_f32(v)
     }
 }
+
+macro_rules! complex_opnum {
+    ($t:ty, $part:ty) => {
+        /// Complex arithmetic for the generic kernels that support complex dtypes (add, mul,
+        /// sums, products, equality). `to_f64`/`to_i64` take the real part; `wabs` is `|z|` as
+        /// a complex number (callers wanting a real `abs` use [`Complex::abs`]).
+        impl OpNum for $t {
+            #[inline(always)]
+            fn zero() -> Self {
+                <$t>::new(0.0, 0.0)
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                <$t>::new(1.0, 0.0)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                <$t>::new(v as $part, 0.0)
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                <$t>::new(v as $part, 0.0)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.re as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                crate::element::f64_to_i64(self.re as f64)
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn wabs(self) -> Self {
+                <$t>::new(self.abs(), 0.0)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                Complex::is_nan(self)
+            }
+        }
+
+        impl Elem for $t {
+            type Op = $t;
+            #[inline(always)]
+            fn op(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn from_op(v: $t) -> $t {
+                v
+            }
+        }
+    };
+}
+
+complex_opnum!(Complex32, f32);
+complex_opnum!(Complex64, f64);
 
 /// Elementary functions on the floating op types (f32 and f64).
 pub(crate) trait FloatMath:
@@ -578,6 +655,9 @@ int_ops!(i8, true);
 int_ops!(i16, true);
 int_ops!(i32, true);
 int_ops!(i64, true);
+int_ops!(u16, false);
+int_ops!(u32, false);
+int_ops!(u64, false);
 
 #[cfg(test)]
 mod tests {

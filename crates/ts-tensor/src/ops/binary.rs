@@ -10,12 +10,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::complex::Complex;
 use crate::config::default_dtype;
 use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter, Out};
 use crate::cpu::num::{Elem, FloatMath, IntOps, OpNum};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::promote::{check_can_cast, result_type, Operand};
+use crate::promote::{check_can_cast, try_result_type, Operand};
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 
@@ -134,7 +135,7 @@ pub(crate) fn binary_op(
 ) -> Result<Tensor> {
     use BinaryOp::*;
     let (da, db) = (operand_dtype(a), operand_dtype(b));
-    let common = result_type(&[a, b]);
+    let common = try_result_type(&[a, b])?;
     match op {
         Sub(_) if da == DType::Bool && db == DType::Bool => {
             return Err(Error::new(
@@ -156,13 +157,14 @@ pub(crate) fn binary_op(
                 "Boolean alpha only supported for Boolean results.",
             ));
         }
-        if !common.is_floating_point() && matches!(alpha, Scalar::Float(_)) {
+        if !common.is_floating_point() && !common.is_complex() && matches!(alpha, Scalar::Float(_))
+        {
             return Err(Error::runtime(
                 "For integral input tensors, argument alpha must not be a floating point number.",
             ));
         }
     }
-    if op == Pow && !common.is_floating_point() {
+    if op == Pow && !common.is_floating_point() && !common.is_complex() {
         if let Operand::Scalar(Scalar::Int(e)) = b {
             if e < 0 {
                 return Err(Error::runtime(
@@ -172,7 +174,9 @@ pub(crate) fn binary_op(
         }
     }
     let compute = match op {
-        Div(RoundingMode::None) | Atan2 if !common.is_floating_point() => default_dtype(),
+        Div(RoundingMode::None) | Atan2 if !common.is_floating_point() && !common.is_complex() => {
+            default_dtype()
+        }
         LogicalAnd | LogicalOr | LogicalXor => DType::Bool,
         _ => common,
     };
@@ -194,7 +198,10 @@ pub(crate) fn binary_op(
     it.finish()
 }
 
-fn map2<A: Elem, B: Elem, O: Elem>(it: &ElementwiseIter<3>, f: impl Fn(A, B) -> O + Sync) {
+pub(crate) fn map2<A: Elem, B: Elem, O: Elem>(
+    it: &ElementwiseIter<3>,
+    f: impl Fn(A, B) -> O + Sync,
+) {
     it.plan.run(|p, s, n| {
         // SAFETY: the iterator's operands hold O (output), A and B at the plan's strides.
         unsafe { kernels::binary::<A, B, O>(p, s, n, &f) }
@@ -223,10 +230,30 @@ fn try_map2<A: Elem, B: Elem, O: Elem>(
 fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>) -> Result<()> {
     use BinaryOp::*;
     match op {
-        Add(alpha) => dispatch_compute!(dt, T => add_kernel::<T>(it, alpha, false)),
-        Sub(alpha) => dispatch_compute!(dt, T => add_kernel::<T>(it, alpha, true)),
+        Add(alpha) => dispatch_compute_c!(dt, T => add_kernel::<T>(it, alpha, false)),
+        Sub(alpha) => dispatch_compute_c!(dt, T => add_kernel::<T>(it, alpha, true)),
         Mul => {
-            dispatch_compute!(dt, T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().mul(b.op()))))
+            dispatch_compute_c!(dt, T => map2::<T, T, T>(it, |a, b| T::from_op(a.op().mul(b.op()))))
+        }
+        Div(RoundingMode::None) if dt.is_complex() => {
+            dispatch_complex!(dt, "div_true_cpu", T => map2::<T, T, T>(it, |a, b| a / b))
+        }
+        Div(RoundingMode::Trunc) if dt.is_complex() => {
+            return Err(Error::runtime(
+                "div_trunc_cpu is not supported for complex inputs",
+            ))
+        }
+        Div(RoundingMode::Floor) if dt.is_complex() => {
+            return Err(Error::runtime(
+                "div_floor_cpu is not supported for complex inputs",
+            ))
+        }
+        Pow if dt.is_complex() => {
+            if dt == DType::Complex64 {
+                complex_pow::<f32>(it, scalar_exp)
+            } else {
+                complex_pow::<f64>(it, scalar_exp)
+            }
         }
         Div(mode) => {
             if dt.is_floating_point() {
@@ -289,8 +316,8 @@ fn run(op: BinaryOp, it: &ElementwiseIter<3>, dt: DType, scalar_exp: Option<f64>
         BitXor => bitwise(dt, "bitwise_xor_cpu", it, |a, b| a ^ b, |a, b| a.bitxor(b))?,
         Shl => dispatch_int!(dt, "lshift_cpu", T => map2::<T, T, T>(it, |a, b| a.shl(b))),
         Shr => dispatch_int!(dt, "rshift_cpu", T => map2::<T, T, T>(it, |a, b| a.shr(b))),
-        Eq => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() == b.op())),
-        Ne => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() != b.op())),
+        Eq => dispatch_compute_c!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() == b.op())),
+        Ne => dispatch_compute_c!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() != b.op())),
         Lt => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() < b.op())),
         Le => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() <= b.op())),
         Gt => dispatch_compute!(dt, T => map2::<T, T, bool>(it, |a, b| a.op() > b.op())),
@@ -381,6 +408,29 @@ where
         })
     } else {
         map2::<T, T, T>(it, |a, b| T::from_op(a.op().powf(b.op())))
+    }
+}
+
+/// Complex `pow` with ATen's shortcuts for the common scalar exponents.
+fn complex_pow<P: crate::complex::ComplexPart>(it: &ElementwiseIter<3>, scalar_exp: Option<f64>)
+where
+    Complex<P>: Elem,
+{
+    let e = scalar_exp.unwrap_or(f64::NAN);
+    if e == 2.0 {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, _| a * a)
+    } else if e == 3.0 {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, _| a * a * a)
+    } else if e == 0.5 {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, _| a.sqrt())
+    } else if e == -0.5 {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, _| a.rsqrt())
+    } else if e == -1.0 {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, _| a.recip())
+    } else if e == -2.0 {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, _| (a * a).recip())
+    } else {
+        map2::<Complex<P>, Complex<P>, Complex<P>>(it, |a, b| a.powc(b))
     }
 }
 

@@ -139,7 +139,7 @@ impl Tensor {
         let t = Tensor::zeros(&[], dtype)?;
         let m = t.meta();
         let p = m.data_ptr();
-        dispatch_all!(dtype, T => {
+        dispatch_all_c!(dtype, T => {
             let v: T = match value {
                 Scalar::Bool(b) => <T as crate::Element>::from_i64(b as i64),
                 Scalar::Int(i) => <T as crate::Element>::from_i64(i),
@@ -162,9 +162,26 @@ impl Tensor {
                 "a Tensor with {n} elements cannot be converted to Scalar"
             )));
         }
+        if m.dtype.is_complex() {
+            return Err(Error::runtime(
+                "item() of a complex tensor is a complex number; use item_complex()",
+            ));
+        }
         let p = m.data_ptr() as *const u8;
         // SAFETY: a one-element tensor's element 0 is at its offset, inside the storage.
         Ok(unsafe { read_scalar(p, m.dtype) })
+    }
+
+    /// The value of a one-element tensor as a complex number `(re, im)` (any dtype; real
+    /// dtypes have no imaginary part). TorchScript's `item()` of a complex tensor is a `complex`.
+    pub fn item_complex(&self) -> Result<(f64, f64)> {
+        let n = self.numel();
+        if n != 1 {
+            return Err(Error::runtime(format!(
+                "a Tensor with {n} elements cannot be converted to Scalar"
+            )));
+        }
+        Ok(self.to_vec::<crate::complex::Complex64>()[0].into())
     }
 }
 
@@ -186,6 +203,13 @@ pub(crate) unsafe fn read_scalar(p: *const u8, dtype: DType) -> Scalar {
             DType::BFloat16 => Scalar::Float((*(p as *const half::bf16)).to_f64()),
             DType::Float32 => Scalar::Float(*(p as *const f32) as f64),
             DType::Float64 => Scalar::Float(*(p as *const f64)),
+            DType::UInt16 => Scalar::Int(*(p as *const u16) as i64),
+            DType::UInt32 => Scalar::Int(*(p as *const u32) as i64),
+            // Python ints are unbounded; TorchScript's are int64, so large values wrap.
+            DType::UInt64 => Scalar::Int(*(p as *const u64) as i64),
+            // Callers read complex elements with `item_complex`.
+            DType::Complex64 => Scalar::Float((*(p as *const crate::complex::Complex32)).re as f64),
+            DType::Complex128 => Scalar::Float((*(p as *const crate::complex::Complex64)).re),
         }
     }
 }

@@ -49,7 +49,8 @@ pub(crate) unsafe fn copy_elem(dst: *mut u8, src: *const u8, size: usize) {
             1 => *dst = *src,
             2 => *(dst as *mut u16) = *(src as *const u16),
             4 => *(dst as *mut u32) = *(src as *const u32),
-            _ => *(dst as *mut u64) = *(src as *const u64),
+            8 => *(dst as *mut u64) = *(src as *const u64),
+            _ => *(dst as *mut [u64; 2]) = *(src as *const [u64; 2]),
         }
     }
 }
@@ -206,7 +207,7 @@ impl Tensor {
         let dst = m.data_ptr();
         let sp = src_t.meta().data_ptr();
         if accumulate {
-            dispatch_all!(m.dtype, T => {
+            dispatch_all_c!(m.dtype, T => {
                 for (k, (&o, &i)) in offs.iter().zip(&idx).enumerate() {
                     // SAFETY: indices were bounds checked; `k` is within the contiguous source.
                     unsafe {

@@ -332,7 +332,7 @@ impl Tensor {
         let src = v.meta().data_ptr();
         let mut k = 0usize;
         if accumulate {
-            dispatch_all!(m.dtype, T => {
+            dispatch_all_c!(m.dtype, T => {
                 for &pre in &adv.pre_offsets {
                     for &io in &adv.index_offsets {
                         for &post in &adv.post_offsets {

@@ -73,7 +73,7 @@ pub(crate) fn product(
         _ => None,
     };
     match dt {
-        DType::Float32 | DType::Float64 | DType::Float16 => {
+        DType::Float32 | DType::Float64 | DType::Float16 | DType::Complex64 | DType::Complex128 => {
             let out = Tensor::zeros(&shape, dt)?;
             if let Some(t) = &base {
                 out.copy_(t)?;

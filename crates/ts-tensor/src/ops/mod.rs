@@ -4,16 +4,19 @@
 
 pub mod attention;
 pub mod binary;
+pub mod complex_ops;
 pub mod conv;
 pub mod copy;
 pub mod covariance;
 pub mod ctc;
 pub mod embedding;
 pub mod factory;
+pub mod fft;
 pub mod finite_difference;
 pub mod fold;
 pub mod gather;
 pub mod grid_sample;
+pub mod hash;
 pub mod histogram;
 pub mod index;
 pub mod join;
@@ -36,6 +39,7 @@ pub mod scatter_reduce;
 pub mod sort;
 pub mod special;
 pub mod split_join;
+pub mod stft;
 pub mod take_put;
 pub mod ternary;
 pub mod unary;

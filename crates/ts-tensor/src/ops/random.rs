@@ -26,6 +26,13 @@ impl Tensor {
     fn fill_with(&self, g: &Generator, mut f: impl FnMut(&mut Mt19937) -> f64) -> Result<()> {
         let m = self.meta_snapshot();
         crate::overlap::assert_no_internal_overlap(&m)?;
+        if m.dtype.is_complex() {
+            // ATen samples both parts (scaled); that is not implemented here.
+            return Err(crate::cpu::dispatch::not_implemented(
+                "random sampling",
+                m.dtype,
+            ));
+        }
         let es = m.dtype.size() as isize;
         let plan = Plan::<1>::new(
             &m.sizes,
@@ -41,7 +48,7 @@ impl Tensor {
                 let mut q = p[0];
                 for _ in 0..n {
                     let v = f(st);
-                    dispatch_all!(dt, T => {
+                    dispatch_all_c!(dt, T => {
                         // SAFETY: the plan addresses elements of this tensor's dtype.
                         unsafe { *(q as *mut T) = <T as crate::Element>::from_f64(v) };
                     });

@@ -5,6 +5,7 @@
 //! Floating reductions accumulate in f64 and integer ones in i64 (wrapping), then round once to
 //! the result dtype. Dimension lists follow ATen: `None` or an empty list reduces everything.
 
+use crate::complex::Complex64;
 use crate::config::default_dtype;
 use crate::cpu::iter::kernel_dtype;
 use crate::cpu::num::{Elem, OpNum};
@@ -61,6 +62,33 @@ fn float_fold<T: Elem>(
     Ok(out)
 }
 
+/// A complex reduction accumulated in complex128 (the result is complex128, cast by the caller).
+fn complex_fold<T: Elem>(
+    m: &TensorMeta,
+    rs: &ReduceShape,
+    init: Complex64,
+    step: impl Fn(Complex64, Complex64) -> Complex64 + Sync,
+    finish: impl Fn(Complex64) -> Complex64 + Sync,
+) -> Result<Tensor> {
+    let out = alloc_out(rs, DType::Complex128)?;
+    let op = OutPtr(out.meta().data_ptr() as *mut Complex64);
+    reduce::<T, Complex64, _, _, _>(
+        m,
+        rs,
+        init,
+        |a, x, _| {
+            let (re, im) = crate::Element::to_c64(x);
+            step(a, Complex64::new(re, im))
+        },
+        &step,
+        |k, a| {
+            // SAFETY: `k` indexes the contiguous keepdim output, written once per position.
+            unsafe { op.write(k, finish(a)) }
+        },
+    );
+    Ok(out)
+}
+
 fn int_fold<T: Elem>(
     m: &TensorMeta,
     rs: &ReduceShape,
@@ -102,7 +130,7 @@ impl Tensor {
     pub fn sum(&self, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let result = dtype.unwrap_or_else(|| {
             let d = self.dtype();
-            if d.is_floating_point() {
+            if d.is_floating_point() || d.is_complex() {
                 d
             } else {
                 DType::Int64
@@ -110,7 +138,9 @@ impl Tensor {
         });
         let x = self.cast_if_needed(kernel_dtype(result))?;
         let (m, rs) = x.prepare(dims, keepdim)?;
-        let out = if result.is_floating_point() {
+        let out = if result.is_complex() {
+            dispatch_complex!(m.dtype, "sum_cpu", T => complex_fold::<T>(&m, &rs, Complex64::zero(), |a, x| a + x, |a| a)?)
+        } else if result.is_floating_point() {
             dispatch_compute_float!(m.dtype, "sum_cpu", T => float_fold::<T>(&m, &rs, 0.0, |a, x| a + x, |a, b| a + b, |a| a)?)
         } else if m.dtype == DType::Bool {
             int_fold::<bool>(&m, &rs, 0, |a, x| a.wrapping_add(x))?
@@ -131,7 +161,7 @@ impl Tensor {
             Some(d) => d,
             None => {
                 let d = self.dtype();
-                if !d.is_floating_point() {
+                if !d.is_floating_point() && !d.is_complex() {
                     return Err(Error::new(
                         ErrorKind::NotImplementedError,
                         format!(
@@ -143,7 +173,7 @@ impl Tensor {
                 d
             }
         };
-        if !result.is_floating_point() {
+        if !result.is_floating_point() && !result.is_complex() {
             return Err(Error::runtime(format!(
                 "mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: {}",
                 result.scalar_type_name()
@@ -152,6 +182,10 @@ impl Tensor {
         let x = self.cast_if_needed(kernel_dtype(result))?;
         let (m, rs) = x.prepare(dims, keepdim)?;
         let n = rs.inner_numel as f64;
+        if result.is_complex() {
+            let out = dispatch_complex!(m.dtype, "mean_cpu", T => complex_fold::<T>(&m, &rs, Complex64::zero(), |a, x| a + x, |a| a.scale(1.0 / n))?);
+            return finish_out(out, &rs, result);
+        }
         let out = dispatch_compute_float!(m.dtype, "mean_cpu", T => float_fold::<T>(&m, &rs, 0.0, |a, x| a + x, |a, b| a + b, |a| a / n)?);
         finish_out(out, &rs, result)
     }
@@ -160,7 +194,7 @@ impl Tensor {
     pub fn prod(&self, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let result = dtype.unwrap_or_else(|| {
             let d = self.dtype();
-            if d.is_floating_point() {
+            if d.is_floating_point() || d.is_complex() {
                 d
             } else {
                 DType::Int64
@@ -176,7 +210,9 @@ impl Tensor {
             None => None,
         };
         let (m, rs) = x.prepare(dims, keepdim && dim.is_some())?;
-        let out = if result.is_floating_point() {
+        let out = if result.is_complex() {
+            dispatch_complex!(m.dtype, "prod_cpu", T => complex_fold::<T>(&m, &rs, Complex64::one(), |a, x| a * x, |a| a)?)
+        } else if result.is_floating_point() {
             dispatch_compute_float!(m.dtype, "prod_cpu", T => float_fold::<T>(&m, &rs, 1.0, |a, x| a * x, |a, b| a * b, |a| a)?)
         } else if m.dtype == DType::Bool {
             int_fold::<bool>(&m, &rs, 1, |a, x| a.wrapping_mul(x))?
@@ -527,6 +563,12 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         let dt = self.dtype();
+        if dt.is_complex() {
+            // The norm of a complex vector is the norm of its magnitudes (a real result).
+            return self
+                .abs()?
+                .norm(p, dims, keepdim, dtype.map(|d| d.to_real()));
+        }
         if !dt.is_floating_point() {
             return Err(Error::new(
                 ErrorKind::NotImplementedError,

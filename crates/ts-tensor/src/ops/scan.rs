@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use crate::complex::Complex64;
 use crate::cpu::contiguous::map_rows;
 use crate::cpu::num::FloatMath;
 use crate::cpu::simd::simd_dispatch;
@@ -85,7 +86,7 @@ impl Tensor {
     fn scan_dtype(&self, dtype: Option<DType>) -> DType {
         dtype.unwrap_or_else(|| {
             let d = self.dtype();
-            if d.is_floating_point() {
+            if d.is_floating_point() || d.is_complex() {
                 d
             } else {
                 DType::Int64
@@ -97,7 +98,15 @@ impl Tensor {
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let result = self.scan_dtype(dtype);
         let x = self.to_dtype(result, false)?;
-        let out = if result.is_floating_point() {
+        let out = if result.is_complex() {
+            rowwise::<Complex64, Complex64>(&x, dim, |i, o| {
+                let mut acc = Complex64::zero();
+                for (a, b) in i.iter().zip(o.iter_mut()) {
+                    acc = acc + *a;
+                    *b = acc;
+                }
+            })?
+        } else if result.is_floating_point() {
             rowwise::<f64, f64>(&x, dim, |i, o| {
                 let mut acc = 0.0;
                 for (a, b) in i.iter().zip(o.iter_mut()) {
@@ -121,7 +130,15 @@ impl Tensor {
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let result = self.scan_dtype(dtype);
         let x = self.to_dtype(result, false)?;
-        let out = if result.is_floating_point() {
+        let out = if result.is_complex() {
+            rowwise::<Complex64, Complex64>(&x, dim, |i, o| {
+                let mut acc = Complex64::one();
+                for (a, b) in i.iter().zip(o.iter_mut()) {
+                    acc = acc * *a;
+                    *b = acc;
+                }
+            })?
+        } else if result.is_floating_point() {
             rowwise::<f64, f64>(&x, dim, |i, o| {
                 let mut acc = 1.0;
                 for (a, b) in i.iter().zip(o.iter_mut()) {

@@ -87,6 +87,9 @@ extremes! {
     i16: i16::MIN, i16::MAX;
     i32: i32::MIN, i32::MAX;
     i64: i64::MIN, i64::MAX;
+    u16: u16::MIN, u16::MAX;
+    u32: u32::MIN, u32::MAX;
+    u64: u64::MIN, u64::MAX;
     f32: f32::NEG_INFINITY, f32::INFINITY;
     f64: f64::NEG_INFINITY, f64::INFINITY;
 }

@@ -771,11 +771,6 @@ impl Tensor {
             Tensor::from_vec(e, &sizes)?,
         ))
     }
-
-    /// `isreal()`: true everywhere for real dtypes.
-    pub fn isreal(&self) -> Result<Tensor> {
-        crate::ops::factory::full(&self.sizes(), Scalar::Bool(true), Some(DType::Bool))
-    }
 }
 
 /// The float binary special functions, by ATen name (without `special_`).

@@ -324,7 +324,7 @@ pub fn where_(condition: &Tensor, input: Operand<'_>, other: Operand<'_>) -> Res
     let a = materialize(input, kd)?;
     let b = materialize(other, kd)?;
     let it = ElementwiseIter::<4>::new(crate::cpu::iter::Out::New(result), kd, &[&cond, &a, &b])?;
-    dispatch_compute!(kd, T => map3::<bool, T, T, T>(&it, |c, x, y| if c { x } else { y }));
+    dispatch_compute_c!(kd, T => map3::<bool, T, T, T>(&it, |c, x, y| if c { x } else { y }));
     it.finish()
 }
 

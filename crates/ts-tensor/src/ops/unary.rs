@@ -8,6 +8,7 @@
 // Generic comparison kernels are also instantiated for bool, where `<` is what we mean.
 #![allow(clippy::bool_comparison)]
 
+use crate::complex::Complex;
 use crate::config::default_dtype;
 use crate::cpu::dispatch::not_implemented;
 use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter};
@@ -21,6 +22,13 @@ use crate::tensor::Tensor;
 /// A unary function on the floating op types, applied per element.
 pub(crate) trait FloatFn: Sync {
     fn apply<F: FloatMath>(&self, x: F) -> F;
+    /// Whether the function is defined for complex inputs (then [`FloatFn::apply_complex`]
+    /// computes it); others reject complex tensors with ATen's "not implemented" error.
+    const COMPLEX: bool = false;
+    /// The function on a complex element (only called when [`FloatFn::COMPLEX`] is true).
+    fn apply_complex<P: crate::complex::ComplexPart>(&self, z: Complex<P>) -> Complex<P> {
+        z
+    }
 }
 
 pub(crate) fn map1<A: Elem, O: Elem>(it: &ElementwiseIter<2>, f: impl Fn(A) -> O + Sync) {
@@ -46,6 +54,15 @@ pub(crate) fn float_unary<U: FloatFn>(
     u: U,
 ) -> Result<Tensor> {
     let dt = x.dtype();
+    if dt.is_complex() {
+        if !U::COMPLEX {
+            return Err(not_implemented(name, dt));
+        }
+        let out = dest.out(dt)?;
+        let it = ElementwiseIter::<2>::new(out, dt, &[x])?;
+        dispatch_complex!(dt, name, T => map1::<T, T>(&it, |a| u.apply_complex(a)));
+        return it.finish();
+    }
     let result = if dt.is_floating_point() {
         dt
     } else if ints == IntInputs::Promote {
@@ -62,6 +79,21 @@ pub(crate) fn float_unary<U: FloatFn>(
 }
 
 macro_rules! float_fn {
+    ($(#[$doc:meta])* $ty:ident, $method:ident, $inplace:ident, $kname:expr, $ints:expr, |$x:ident| $body:expr, complex |$z:ident| $cbody:expr) => {
+        pub(crate) struct $ty;
+        impl FloatFn for $ty {
+            #[inline(always)]
+            fn apply<F: FloatMath>(&self, $x: F) -> F {
+                $body
+            }
+            const COMPLEX: bool = true;
+            #[inline(always)]
+            fn apply_complex<P: crate::complex::ComplexPart>(&self, $z: Complex<P>) -> Complex<P> {
+                $cbody
+            }
+        }
+        float_fn!(@methods $(#[$doc])* $ty, $method, $inplace, $kname, $ints);
+    };
     ($(#[$doc:meta])* $ty:ident, $method:ident, $inplace:ident, $kname:expr, $ints:expr, |$x:ident| $body:expr) => {
         pub(crate) struct $ty;
         impl FloatFn for $ty {
@@ -70,6 +102,9 @@ macro_rules! float_fn {
                 $body
             }
         }
+        float_fn!(@methods $(#[$doc])* $ty, $method, $inplace, $kname, $ints);
+    };
+    (@methods $(#[$doc:meta])* $ty:ident, $method:ident, $inplace:ident, $kname:expr, $ints:expr) => {
         impl Tensor {
             $(#[$doc])*
             pub fn $method(&self) -> Result<Tensor> {
@@ -90,51 +125,51 @@ fn c<F: FloatMath>(v: f64) -> F {
 }
 
 float_fn!(/// `exp(x)`.
-    Exp, exp, exp_, "exp_vml_cpu", Promote, |x| x.exp());
+    Exp, exp, exp_, "exp_vml_cpu", Promote, |x| x.exp(), complex |z| z.exp());
 float_fn!(/// `2 ** x`.
-    Exp2, exp2, exp2_, "exp2_vml_cpu", Promote, |x| x.exp2());
+    Exp2, exp2, exp2_, "exp2_vml_cpu", Promote, |x| x.exp2(), complex |z| z.scale(<P as crate::complex::ComplexPart>::from_f64(std::f64::consts::LN_2)).exp());
 float_fn!(/// `exp(x) - 1`, accurate near 0.
-    Expm1, expm1, expm1_, "expm1_vml_cpu", Promote, |x| x.exp_m1());
+    Expm1, expm1, expm1_, "expm1_vml_cpu", Promote, |x| x.exp_m1(), complex |z| z.exp() - Complex::one());
 float_fn!(/// Natural logarithm.
-    Log, log, log_, "log_vml_cpu", Promote, |x| x.ln());
+    Log, log, log_, "log_vml_cpu", Promote, |x| x.ln(), complex |z| z.ln());
 float_fn!(/// Base-2 logarithm.
-    Log2, log2, log2_, "log2_vml_cpu", Promote, |x| x.log2());
+    Log2, log2, log2_, "log2_vml_cpu", Promote, |x| x.log2(), complex |z| z.ln().scale(<P as crate::complex::ComplexPart>::from_f64(std::f64::consts::LOG2_E)));
 float_fn!(/// Base-10 logarithm.
-    Log10, log10, log10_, "log10_vml_cpu", Promote, |x| x.log10());
+    Log10, log10, log10_, "log10_vml_cpu", Promote, |x| x.log10(), complex |z| z.ln().scale(<P as crate::complex::ComplexPart>::from_f64(std::f64::consts::LOG10_E)));
 float_fn!(/// `log(1 + x)`, accurate near 0.
-    Log1p, log1p, log1p_, "log1p_vml_cpu", Promote, |x| x.ln_1p());
+    Log1p, log1p, log1p_, "log1p_vml_cpu", Promote, |x| x.ln_1p(), complex |z| (z + Complex::one()).ln());
 float_fn!(/// Square root.
-    Sqrt, sqrt, sqrt_, "sqrt_vml_cpu", Promote, |x| x.sqrt());
+    Sqrt, sqrt, sqrt_, "sqrt_vml_cpu", Promote, |x| x.sqrt(), complex |z| z.sqrt());
 float_fn!(/// `1 / sqrt(x)`.
-    Rsqrt, rsqrt, rsqrt_, "rsqrt_cpu", Promote, |x| F::one() / x.sqrt());
+    Rsqrt, rsqrt, rsqrt_, "rsqrt_cpu", Promote, |x| F::one() / x.sqrt(), complex |z| z.rsqrt());
 float_fn!(/// `1 / x`.
-    Reciprocal, reciprocal, reciprocal_, "reciprocal_cpu", Promote, |x| F::one() / x);
+    Reciprocal, reciprocal, reciprocal_, "reciprocal_cpu", Promote, |x| F::one() / x, complex |z| z.recip());
 float_fn!(/// Sine.
-    Sin, sin, sin_, "sin_vml_cpu", Promote, |x| x.sin());
+    Sin, sin, sin_, "sin_vml_cpu", Promote, |x| x.sin(), complex |z| z.sin());
 float_fn!(/// Cosine.
-    Cos, cos, cos_, "cos_vml_cpu", Promote, |x| x.cos());
+    Cos, cos, cos_, "cos_vml_cpu", Promote, |x| x.cos(), complex |z| z.cos());
 float_fn!(/// Tangent.
-    Tan, tan, tan_, "tan_vml_cpu", Promote, |x| x.tan());
+    Tan, tan, tan_, "tan_vml_cpu", Promote, |x| x.tan(), complex |z| z.tan());
 float_fn!(/// Arcsine.
-    Asin, asin, asin_, "asin_vml_cpu", Promote, |x| x.asin());
+    Asin, asin, asin_, "asin_vml_cpu", Promote, |x| x.asin(), complex |z| z.asin());
 float_fn!(/// Arccosine.
-    Acos, acos, acos_, "acos_vml_cpu", Promote, |x| x.acos());
+    Acos, acos, acos_, "acos_vml_cpu", Promote, |x| x.acos(), complex |z| z.acos());
 float_fn!(/// Arctangent.
-    Atan, atan, atan_, "atan_vml_cpu", Promote, |x| x.atan());
+    Atan, atan, atan_, "atan_vml_cpu", Promote, |x| x.atan(), complex |z| z.atan());
 float_fn!(/// Hyperbolic sine.
-    Sinh, sinh, sinh_, "sinh_vml_cpu", Promote, |x| x.sinh());
+    Sinh, sinh, sinh_, "sinh_vml_cpu", Promote, |x| x.sinh(), complex |z| z.sinh());
 float_fn!(/// Hyperbolic cosine.
-    Cosh, cosh, cosh_, "cosh_vml_cpu", Promote, |x| x.cosh());
+    Cosh, cosh, cosh_, "cosh_vml_cpu", Promote, |x| x.cosh(), complex |z| z.cosh());
 float_fn!(/// Hyperbolic tangent.
-    Tanh, tanh, tanh_, "tanh_vml_cpu", Promote, |x| x.tanh());
+    Tanh, tanh, tanh_, "tanh_vml_cpu", Promote, |x| x.tanh(), complex |z| z.tanh());
 float_fn!(/// Inverse hyperbolic sine.
-    Asinh, asinh, asinh_, "asinh_cpu", Promote, |x| x.asinh());
+    Asinh, asinh, asinh_, "asinh_cpu", Promote, |x| x.asinh(), complex |z| z.asinh());
 float_fn!(/// Inverse hyperbolic cosine.
-    Acosh, acosh, acosh_, "acosh_cpu", Promote, |x| x.acosh());
+    Acosh, acosh, acosh_, "acosh_cpu", Promote, |x| x.acosh(), complex |z| z.acosh());
 float_fn!(/// Inverse hyperbolic tangent.
-    Atanh, atanh, atanh_, "atanh_cpu", Promote, |x| x.atanh());
+    Atanh, atanh, atanh_, "atanh_cpu", Promote, |x| x.atanh(), complex |z| z.atanh());
 float_fn!(/// Logistic sigmoid `1 / (1 + exp(-x))`.
-    Sigmoid, sigmoid, sigmoid_, "sigmoid_cpu", Promote, |x| F::one() / (F::one() + (-x).exp()));
+    Sigmoid, sigmoid, sigmoid_, "sigmoid_cpu", Promote, |x| F::one() / (F::one() + (-x).exp()), complex |z| z.sigmoid());
 float_fn!(/// Error function.
     Erf, erf, erf_, "erf_vml_cpu", Promote, |x| x.erf());
 float_fn!(/// Complementary error function.
@@ -144,7 +179,7 @@ float_fn!(/// Inverse error function.
 float_fn!(/// Fractional part `x - trunc(x)`.
     Frac, frac, frac_, "frac_cpu", Reject, |x| x - x.trunc());
 float_fn!(/// SiLU (swish): `x * sigmoid(x)`.
-    Silu, silu, silu_, "silu_cpu", Reject, |x| x / (F::one() + (-x).exp()));
+    Silu, silu, silu_, "silu_cpu", Reject, |x| x / (F::one() + (-x).exp()), complex |z| z * z.sigmoid());
 float_fn!(/// Mish: `x * tanh(softplus(x))`.
     Mish, mish, mish_, "mish_cpu", Reject, |x| x * x.exp().ln_1p().tanh());
 float_fn!(/// SELU with PyTorch's constants.
@@ -360,8 +395,75 @@ macro_rules! same_dtype_op {
     };
 }
 
-same_dtype_op!(/// Absolute value (wrapping for the most negative integer, as in C).
-    abs, abs_, "abs_cpu", false, |it, dt| dispatch_all!(dt, T => map1::<T, T>(it, |a| T::from_op(a.op().wabs()))));
+impl Tensor {
+    /// Absolute value (wrapping for the most negative integer, as in C); the magnitude `|z|`
+    /// (a real tensor) for complex inputs.
+    pub fn abs(&self) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return complex_to_real(self, "abs_cpu", |z| z.abs());
+        }
+        same_dtype_unary(self, Dest::New, "abs_cpu", false, |it, dt| {
+            dispatch_all!(dt, "abs_cpu", T => map1::<T, T>(it, |a| T::from_op(a.op().wabs())));
+            Ok(())
+        })
+    }
+
+    /// In-place `abs_` (not defined for complex tensors, whose magnitude is real).
+    pub fn abs_(&self) -> Result<()> {
+        if self.dtype().is_complex() {
+            return Err(Error::runtime(
+                "In-place abs is not supported for complex tensors.",
+            ));
+        }
+        same_dtype_unary(self, Dest::InPlace(self), "abs_cpu", false, |it, dt| {
+            dispatch_all!(dt, "abs_cpu", T => map1::<T, T>(it, |a| T::from_op(a.op().wabs())));
+            Ok(())
+        })
+        .map(|_| ())
+    }
+
+    /// `sgn`: `z / |z|` (0 for 0) for complex inputs, `sign` for real ones.
+    pub fn sgn(&self) -> Result<Tensor> {
+        if !self.dtype().is_complex() {
+            return self.sign();
+        }
+        same_dtype_unary(self, Dest::New, "sgn_cpu", false, |it, dt| {
+            dispatch_complex!(dt, "sgn_cpu", T => map1::<T, T>(it, |a| a.sgn()));
+            Ok(())
+        })
+    }
+
+    /// In-place `sgn_`.
+    pub fn sgn_(&self) -> Result<()> {
+        if !self.dtype().is_complex() {
+            return self.sign_();
+        }
+        same_dtype_unary(self, Dest::InPlace(self), "sgn_cpu", false, |it, dt| {
+            dispatch_complex!(dt, "sgn_cpu", T => map1::<T, T>(it, |a| a.sgn()));
+            Ok(())
+        })
+        .map(|_| ())
+    }
+}
+
+/// A real tensor (the complex dtype's part type) computed from each complex element.
+pub(crate) fn complex_to_real(
+    x: &Tensor,
+    name: &str,
+    f: impl Fn(crate::complex::Complex64) -> f64 + Sync + Copy,
+) -> Result<Tensor> {
+    let dt = x.dtype();
+    let rd = dt.to_real();
+    let it = ElementwiseIter::<2>::new(crate::cpu::iter::Out::New(rd), rd, &[x])?;
+    match dt {
+        DType::Complex64 => map1::<crate::complex::Complex32, f32>(&it, move |z| {
+            f(crate::complex::Complex64::new(z.re as f64, z.im as f64)) as f32
+        }),
+        DType::Complex128 => map1::<crate::complex::Complex64, f64>(&it, f),
+        other => return Err(not_implemented(name, other)),
+    }
+    it.finish()
+}
 same_dtype_op!(/// Rounds down (integers are returned unchanged).
     floor, floor_, "floor_vml_cpu", false, |it, dt| round_like(it, dt, |x| x.floor())?);
 same_dtype_op!(/// Rounds up.
@@ -371,13 +473,17 @@ same_dtype_op!(/// Rounds half to even.
 same_dtype_op!(/// Rounds toward zero.
     trunc, trunc_, "trunc_vml_cpu", false, |it, dt| round_like(it, dt, |x| x.trunc())?);
 same_dtype_op!(/// `x * x`.
-    square_same, square_same_, "square", true, |it, dt| dispatch_all!(dt, T => map1::<T, T>(it, |a| T::from_op(a.op().mul(a.op())))));
+    square_same, square_same_, "square", true, |it, dt| dispatch_all_c!(dt, T => map1::<T, T>(it, |a| T::from_op(a.op().mul(a.op())))));
 same_dtype_op!(/// Sign: -1, 0 or 1 (0 for NaN), bool stays bool.
-sign, sign_, "sign_cpu", true, |it, dt| dispatch_all!(dt, T => map1::<T, T>(it, |a| {
+sign, sign_, "sign_cpu", true, |it, dt| {
+    if dt.is_complex() {
+        return Err(Error::runtime("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."));
+    }
+    dispatch_all!(dt, T => map1::<T, T>(it, |a| {
     let x = a.op();
     let z = <<T as Elem>::Op as OpNum>::zero();
     if x > z { T::from_op(<<T as Elem>::Op as OpNum>::one()) } else if x < z { T::from_op(<<T as Elem>::Op as OpNum>::one().neg()) } else { T::from_op(z) }
-})));
+}))});
 
 fn round_like(
     it: &ElementwiseIter<2>,
@@ -418,7 +524,7 @@ impl Tensor {
             ));
         }
         same_dtype_unary(self, dest, "neg_cpu", false, |it, dt| {
-            dispatch_all!(dt, T => map1::<T, T>(it, |a| T::from_op(a.op().neg())));
+            dispatch_all_c!(dt, T => map1::<T, T>(it, |a| T::from_op(a.op().neg())));
             Ok(())
         })
     }
@@ -611,19 +717,52 @@ impl Tensor {
         .map(|_| ())
     }
 
-    /// `isnan`: a bool tensor, false for non-floating dtypes.
+    /// `isnan`: a bool tensor, false for non-floating dtypes (a complex element is NaN when
+    /// either part is).
     pub fn isnan(&self) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_predicate(|re, im| re.is_nan() || im.is_nan());
+        }
         self.predicate(|x| x.is_nan())
     }
 
-    /// `isinf`: a bool tensor.
+    /// `isinf`: a bool tensor (complex: either part infinite).
     pub fn isinf(&self) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_predicate(|re, im| re.is_infinite() || im.is_infinite());
+        }
         self.predicate(|x| x.is_infinite())
     }
 
-    /// `isfinite`: a bool tensor.
+    /// `isfinite`: a bool tensor (complex: both parts finite).
     pub fn isfinite(&self) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_predicate(|re, im| re.is_finite() && im.is_finite());
+        }
         self.predicate(|x| x.is_finite())
+    }
+
+    /// `isreal`: true where the imaginary part is zero (everywhere for real dtypes).
+    pub fn isreal(&self) -> Result<Tensor> {
+        if self.dtype().is_complex() {
+            return self.complex_predicate(|_, im| im == 0.0);
+        }
+        let out = Tensor::zeros(&self.sizes(), DType::Bool)?;
+        out.fill_(Scalar::Bool(true))?;
+        Ok(out)
+    }
+
+    fn complex_predicate(&self, f: impl Fn(f64, f64) -> bool + Sync + Copy) -> Result<Tensor> {
+        let it = ElementwiseIter::<2>::new(
+            crate::cpu::iter::Out::New(DType::Bool),
+            DType::Bool,
+            &[self],
+        )?;
+        dispatch_complex!(self.dtype(), "complex predicate", T => map1::<T, bool>(&it, move |z| {
+            let (re, im) = crate::Element::to_c64(z);
+            f(re, im)
+        }));
+        it.finish()
     }
 
     /// `signbit`: true where the sign bit is set (including -0.0).
@@ -650,7 +789,7 @@ impl Tensor {
             DType::Bool,
             &[self],
         )?;
-        dispatch_all!(dt, T => map1::<T, bool>(&it, |a| a.op() == <<T as Elem>::Op as OpNum>::zero()));
+        dispatch_all_c!(dt, T => map1::<T, bool>(&it, |a| a.op() == <<T as Elem>::Op as OpNum>::zero()));
         it.finish()
     }
 
