@@ -651,6 +651,12 @@ impl FunctionEmitter<'_> {
             Sugared::Builtin {
                 name,
                 self_val: None,
+            } if name == Symbol::aten("lu") => {
+                Ok(Sugared::Simple(self.emit_lu_call(range, args, kwargs)?))
+            }
+            Sugared::Builtin {
+                name,
+                self_val: None,
             } if name == Symbol::aten("unique") || name == Symbol::aten("unique_consecutive") => {
                 let consecutive = name == Symbol::aten("unique_consecutive");
                 Ok(Sugared::Simple(self.emit_unique_call(
@@ -836,6 +842,65 @@ impl FunctionEmitter<'_> {
             Sugared::Module(m) => self.err(range, format!("Module '{m}' is not callable")),
             _ => self.err(range, "this value is not callable"),
         }
+    }
+
+    /// `torch.lu(A, pivot=True, get_infos=False)`: a Python function that TorchScript compiles
+    /// by boolean dispatch on the constant `get_infos`; both forms call `aten::_lu_with_info`
+    /// (errors checked unless infos are asked for) and return `(LU, pivots[, infos])`.
+    fn emit_lu_call(
+        &mut self,
+        range: &SourceRange,
+        args: &[Expr],
+        kwargs: &[(Ident, Expr)],
+    ) -> CResult<ValueId> {
+        const PARAMS: [&str; 3] = ["A", "pivot", "get_infos"];
+        if args.len() > PARAMS.len() {
+            return self.err(range, "lu() takes at most 3 positional arguments");
+        }
+        let mut bound: Vec<Option<&Expr>> = vec![None; PARAMS.len()];
+        for (slot, a) in bound.iter_mut().zip(args) {
+            *slot = Some(a);
+        }
+        for (k, v) in kwargs {
+            let Some(i) = PARAMS.iter().position(|p| *p == k.name) else {
+                return self.err(
+                    range,
+                    format!("lu() got an unexpected keyword argument '{}'", k.name),
+                );
+            };
+            if bound[i].is_some() {
+                return self.err(
+                    range,
+                    format!("lu() got multiple values for argument '{}'", k.name),
+                );
+            }
+            bound[i] = Some(v);
+        }
+        let Some(a) = bound[0] else {
+            return self.err(range, "lu() missing required argument 'A'");
+        };
+        let get_infos = match bound[2].map(|e| &e.kind) {
+            None | Some(ExprKind::False) => false,
+            Some(ExprKind::True) => true,
+            Some(_) => {
+                return self.err(
+                    range,
+                    "lu(): 'get_infos' must be a constant True or False in TorchScript",
+                )
+            }
+        };
+        let mut pos = vec![NamedValue::pos(self.emit_expr(a, None)?)];
+        if let Some(p) = bound[1] {
+            pos.push(NamedValue::pos(self.emit_expr(p, None)?));
+        }
+        let kw = vec![NamedValue::kw(
+            "check_errors",
+            self.constant(IValue::Bool(!get_infos)),
+        )];
+        let out = self.emit_builtin_call(range, Symbol::aten("_lu_with_info"), pos, kw, None)?;
+        let elems = tuple_elements(&mut self.g, out);
+        let n = if get_infos { 3 } else { 2 };
+        Ok(self.g.insert_tuple(&elems[..n]))
     }
 
     /// `torch.unique(input, sorted, return_inverse, return_counts, dim)` and

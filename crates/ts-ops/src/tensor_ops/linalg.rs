@@ -2,7 +2,10 @@
 //! `geqrf`, `ormqr`, `pinverse`, `logdet`, `addr`, `kron`, ...), bound to ts-tensor's
 //! pure-Rust kernels under PyTorch's schemas.
 
-use ts_tensor::{linalg_multi_dot, parse_str_ord, DType, Error, MatrixNormOrd, Scalar, Tensor};
+use ts_tensor::{
+    linalg_check_errors, linalg_multi_dot, parse_str_ord, DType, Error, MatrixNormOrd, Scalar,
+    Tensor,
+};
 
 use super::{def, def_many};
 use crate::registry::Registry;
@@ -270,6 +273,24 @@ fn register_functions(r: &Registry) {
     });
     def(r, "aten::inner", |a| a.t(0)?.inner(a.t(1)?));
     def(r, "aten::kron", |a| a.t(0)?.kron(a.t(1)?));
+    def(r, "aten::vdot", |a| a.t(0)?.dot(a.t(1)?));
+    def(r, "aten::vander", |a| a.t(0)?.vander(a.oint(1)?, a.b(2)?));
+    def_many(r, &["aten::matrix_H", "aten::matrix_H.a"], |a| {
+        a.t(0)?.matrix_h()
+    });
+    def(r, "aten::norm.ScalarOpt_dtype", |a| {
+        a.t(0)?.norm(a.os(1)?, None, false, a.dtype(2)?)
+    });
+    def(r, "aten::norm_except_dim", |a| {
+        a.t(0)?.norm_except_dim(a.int(1)?, a.int(2)?)
+    });
+    def(r, "aten::linalg__powsum", |a| {
+        a.t(0)?
+            .linalg_powsum(a.s(1)?, a.oints(2)?.as_deref(), a.b(3)?, a.dtype(4)?)
+    });
+    def(r, "aten::_linalg_check_errors", |a| {
+        linalg_check_errors(a.t(0)?, a.str(1)?, a.b(2)?)
+    });
     def(r, "aten::addr", |a| {
         a.t(0)?.addr(a.t(1)?, a.t(2)?, a.s(3)?, a.s(4)?)
     });

@@ -144,11 +144,10 @@ pub(crate) fn unbatch<T: Real>(t: &Tensor) -> Result<Batch<T>> {
     let n = s.len();
     let (r, c) = (s[n - 2] as usize, s[n - 1] as usize);
     let data = t.to_vec::<T>();
-    let count = if r * c == 0 {
-        s[..n - 2].iter().product::<i64>() as usize
-    } else {
-        data.len() / (r * c)
-    };
+    let count = data
+        .len()
+        .checked_div(r * c)
+        .unwrap_or_else(|| s[..n - 2].iter().product::<i64>() as usize);
     let mats = (0..count)
         .map(|b| Mat {
             r,

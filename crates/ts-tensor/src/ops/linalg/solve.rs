@@ -41,6 +41,10 @@ fn is_vector_rhs(a: &Tensor, b: &Tensor) -> bool {
     b.dim() == 1 || (a.dim() == b.dim() + 1 && sb[..] == sa[..sa.len() - 1])
 }
 
+/// One matrix's least-squares result: the solution, the residual sums of squares, the rank and
+/// the singular values.
+type LstsqSolution<T> = (Mat<T>, Vec<T>, i64, Vec<T>);
+
 impl Tensor {
     /// `linalg.solve_ex(A, B, left, check_errors)`: `(X, info)` with `A X = B` (`X A = B`
     /// when not `left`).
@@ -431,7 +435,7 @@ impl Tensor {
             let rc = rcond.unwrap_or(eps * (m.max(n) as f64));
             let am = unbatch::<T>(&a)?;
             let bm = unbatch::<T>(&bb)?;
-            let outs: Vec<(Mat<T>, Vec<T>, i64, Vec<T>)> = am
+            let outs: Vec<LstsqSolution<T>> = am
                 .mats
                 .iter()
                 .zip(&bm.mats)
@@ -514,8 +518,7 @@ impl Tensor {
             let full_rank = ranks.iter().all(|&r| r == nu as i64);
             let residuals = if want_res && (!svd_driver || full_rank) {
                 let rs: Vec<Vec<T>> = outs.iter().map(|o| o.1.clone()).collect();
-                let r = rebatch_vec(&batch, rs, k)?;
-                if vector { r } else { r }
+                rebatch_vec(&batch, rs, k)?
             } else {
                 Tensor::zeros(&[0], dt)?
             };
