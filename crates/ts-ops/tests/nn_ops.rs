@@ -713,3 +713,18 @@ fn nested_tensors_from_padding_masks_encode_each_sequence_alone() {
     .unwrap_err();
     assert!(e.message.contains("left aligned"), "{}", e.message);
 }
+
+#[test]
+fn grad_mode_is_on_by_default_and_set_grad_enabled_switches_it() {
+    let enabled = || {
+        matches!(
+            call("aten::is_grad_enabled", vec![]).unwrap()[0],
+            IValue::Bool(true)
+        )
+    };
+    assert!(enabled());
+    call("aten::set_grad_enabled", vec![IValue::Bool(false)]).unwrap();
+    assert!(!enabled());
+    call("aten::set_grad_enabled", vec![IValue::Bool(true)]).unwrap();
+    assert!(enabled());
+}

@@ -222,9 +222,9 @@ fn columns_per_image<T: Real>(
     let taps = geo.kh * geo.kw;
     let per_group = geo.channels / geo.offset_groups;
     let batch = data.len() / (geo.channels * hw).max(1);
-    let (sh, sw) = (geo.p.stride.0 as i64, geo.p.stride.1 as i64);
-    let (ph, pw) = (geo.p.padding.0 as i64, geo.p.padding.1 as i64);
-    let (dh, dw) = (geo.p.dilation.0 as i64, geo.p.dilation.1 as i64);
+    let (sh, sw) = (geo.p.stride.0, geo.p.stride.1);
+    let (ph, pw) = (geo.p.padding.0, geo.p.padding.1);
+    let (dh, dw) = (geo.p.dilation.0, geo.p.dilation.1);
     let mut result = Vec::with_capacity(batch);
     for b in 0..batch {
         let mut cols = vec![T::zero(); geo.channels * taps * ohw];
