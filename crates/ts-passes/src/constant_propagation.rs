@@ -159,6 +159,23 @@ fn fold(g: &mut Graph, n: NodeId, changed: &mut bool) {
         g.replace_all_uses_with(old, new);
         *changed = true;
     }
+    // Drop the folded node and the constants only it used right away: a chain of folds
+    // (`s + 'a' + 'a' ...`) would otherwise keep every intermediate value until the final
+    // dead-code pass, quadratic memory for growing strings.
+    if g.node(n).outputs().iter().all(|&o| !g.value(o).has_uses()) {
+        let inputs = g.node(n).inputs().to_vec();
+        if g.destroy_node(n).is_ok() {
+            for v in inputs {
+                let producer = g.value(v).node();
+                if g.is_alive(producer)
+                    && g.node(producer).kind() == prim::Constant
+                    && !g.value(v).has_uses()
+                {
+                    let _ = g.destroy_node(producer);
+                }
+            }
+        }
+    }
 }
 
 fn inline_if(g: &mut Graph, n: NodeId, changed: &mut bool) {

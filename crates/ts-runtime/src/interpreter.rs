@@ -53,10 +53,19 @@ impl InterpreterState {
     }
 
     fn traceback(&self) -> Vec<TraceFrame> {
+        let innermost = self.frames.len().saturating_sub(1);
         self.frames
             .iter()
-            .map(|f| {
-                let info = f.code.instr_nodes.get(f.pc).cloned().flatten();
+            .enumerate()
+            .map(|(i, f)| {
+                // A caller's pc is already past its call instruction; the frame is shown at the
+                // call (PyTorch's traceback includes the entry function's line).
+                let pc = if i < innermost {
+                    f.pc.saturating_sub(1)
+                } else {
+                    f.pc
+                };
+                let info = f.code.instr_nodes.get(pc).cloned().flatten();
                 TraceFrame {
                     function: f.code.function_name.clone(),
                     range: info.and_then(|i| i.range.clone()),
