@@ -41,8 +41,23 @@ fn compile(text: &str) {
 /// levels, well-typed or not.
 fn expr() -> impl Strategy<Value = String> {
     let leaf = prop::sample::select(vec![
-        "x", "n", "s", "l", "1", "2.5", "True", "None", "'a'", "[1, 2]", "(n, x)", "{'k': n}",
-        "torch.zeros(2)", "l[0]", "x.size()", "len(l)", "s + 'b'",
+        "x",
+        "n",
+        "s",
+        "l",
+        "1",
+        "2.5",
+        "True",
+        "None",
+        "'a'",
+        "[1, 2]",
+        "(n, x)",
+        "{'k': n}",
+        "torch.zeros(2)",
+        "l[0]",
+        "x.size()",
+        "len(l)",
+        "s + 'b'",
     ])
     .prop_map(str::to_owned);
     leaf.prop_recursive(4, 32, 3, |inner| {
@@ -50,27 +65,48 @@ fn expr() -> impl Strategy<Value = String> {
             (
                 inner.clone(),
                 prop::sample::select(vec![
-                    "+", "-", "*", "/", "//", "%", "**", "<", "==", "!=", "and", "or", "&",
-                    "|", "in", "is", "is not", "<<",
+                    "+", "-", "*", "/", "//", "%", "**", "<", "==", "!=", "and", "or", "&", "|",
+                    "in", "is", "is not", "<<",
                 ]),
                 inner.clone()
             )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
             (
                 prop::sample::select(vec![
-                    "torch.add", "torch.relu", "len", "int", "float", "str", "hasattr",
-                    "isinstance", "getattr", "unchecked_cast", "uninitialized", "range",
-                    "list", "tuple", "min", "max", "abs", "torch.cat", "annotate",
+                    "torch.add",
+                    "torch.relu",
+                    "len",
+                    "int",
+                    "float",
+                    "str",
+                    "hasattr",
+                    "isinstance",
+                    "getattr",
+                    "unchecked_cast",
+                    "uninitialized",
+                    "range",
+                    "list",
+                    "tuple",
+                    "min",
+                    "max",
+                    "abs",
+                    "torch.cat",
+                    "annotate",
                 ]),
                 prop::collection::vec(inner.clone(), 0..3)
             )
                 .prop_map(|(f, args)| format!("{f}({})", args.join(", "))),
-            (inner.clone(), prop::sample::select(vec!["add", "size", "append", "item", "t"]))
+            (
+                inner.clone(),
+                prop::sample::select(vec!["add", "size", "append", "item", "t"])
+            )
                 .prop_map(|(a, m)| format!("{a}.{m}()")),
             (inner.clone(), inner.clone()).prop_map(|(a, i)| format!("{a}[{i}]")),
             (inner.clone(), inner.clone(), inner.clone())
                 .prop_map(|(a, c, b)| format!("({a} if {c} else {b})")),
-            inner.clone().prop_map(|a| format!("[{a} for _i in range(2)]")),
+            inner
+                .clone()
+                .prop_map(|a| format!("[{a} for _i in range(2)]")),
             inner.prop_map(|a| format!("not {a}")),
         ]
     })
@@ -105,8 +141,7 @@ fn stmt() -> impl Strategy<Value = Vec<String>> {
 
 fn program() -> impl Strategy<Value = String> {
     prop::collection::vec(stmt(), 1..5).prop_map(|stmts| {
-        let mut s =
-            String::from("def f(x: Tensor, n: int, s: str, l: List[int]):\n    y = n\n");
+        let mut s = String::from("def f(x: Tensor, n: int, s: str, l: List[int]):\n    y = n\n");
         for line in stmts.into_iter().flatten() {
             s.push_str("    ");
             s.push_str(&line);

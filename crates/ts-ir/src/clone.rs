@@ -66,11 +66,7 @@ impl Graph {
     /// inputs through `map`, where a value without an entry stands for itself; the copies'
     /// outputs are recorded in `map`. Unlike `clone_node_from(&self.clone(), ..)` with an
     /// [`Graph::identity_map`], the cost is the size of the copied node, not of the graph.
-    pub fn clone_node_within(
-        &mut self,
-        n: NodeId,
-        map: &mut HashMap<ValueId, ValueId>,
-    ) -> NodeId {
+    pub fn clone_node_within(&mut self, n: NodeId, map: &mut HashMap<ValueId, ValueId>) -> NodeId {
         let node = self.node(n);
         let kind = node.kind();
         let inputs: Vec<ValueId> = node

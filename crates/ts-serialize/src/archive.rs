@@ -199,9 +199,7 @@ impl Archive {
             if size != want {
                 return Err(SerializeError::invalid(
                     name,
-                    format!(
-                        "the record holds {size} bytes but the pickle describes {want} bytes"
-                    ),
+                    format!("the record holds {size} bytes but the pickle describes {want} bytes"),
                 ));
             }
         }

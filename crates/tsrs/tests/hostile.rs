@@ -285,19 +285,25 @@ fn zip_bombs_are_refused_without_inflating() {
     let cases: Vec<(&str, Vec<Entry>, &str, &str)> = vec![
         (
             "storage record inflating to 3 GiB (honest header)",
-            rebuilt(&input_records, "/data/0", |n, _| bomb(n, &[], BOMB_MIB, None)),
+            rebuilt(&input_records, "/data/0", |n, _| {
+                bomb(n, &[], BOMB_MIB, None)
+            }),
             "inputs",
             "pickle describes",
         ),
         (
             "storage record declaring 16 bytes but inflating to 3 GiB",
-            rebuilt(&input_records, "/data/0", |n, _| bomb(n, &[], BOMB_MIB, Some(16))),
+            rebuilt(&input_records, "/data/0", |n, _| {
+                bomb(n, &[], BOMB_MIB, Some(16))
+            }),
             "inputs",
-            "inflates past",
+            "declared",
         ),
         (
             "data.pkl followed by 3 GiB of zeros (honest header)",
-            rebuilt(&input_records, "/data.pkl", |n, d| bomb(n, d, BOMB_MIB, None)),
+            rebuilt(&input_records, "/data.pkl", |n, d| {
+                bomb(n, d, BOMB_MIB, None)
+            }),
             "inputs",
             "budget",
         ),
@@ -307,11 +313,13 @@ fn zip_bombs_are_refused_without_inflating() {
                 bomb(n, d, BOMB_MIB, Some(d.len() as u32))
             }),
             "inputs",
-            "inflates past",
+            "declared",
         ),
         (
             "model data.pkl followed by 3 GiB of zeros",
-            rebuilt(&model_records, "/data.pkl", |n, d| bomb(n, d, BOMB_MIB, None)),
+            rebuilt(&model_records, "/data.pkl", |n, d| {
+                bomb(n, d, BOMB_MIB, None)
+            }),
             "model",
             "budget",
         ),
@@ -325,7 +333,10 @@ fn zip_bombs_are_refused_without_inflating() {
     for (what, entries, kind, needle) in cases {
         write_zip(&bomb_path, &entries);
         let archive_len = std::fs::metadata(&bomb_path).unwrap().len();
-        assert!(archive_len < 8 << 20, "{what}: the bomb is {archive_len} bytes");
+        assert!(
+            archive_len < 8 << 20,
+            "{what}: the bomb is {archive_len} bytes"
+        );
         let o = if kind == "inputs" {
             run_with(&bomb_path)
         } else {
@@ -376,17 +387,28 @@ fn long_chains_and_deep_nesting_end_cleanly() {
             chain_program("torch.zeros(1)", ".add(1)", N),
             Ok("100000"),
         ),
-        ("and chain", chain_program("True", " and True", N), Ok("True")),
-        ("or chain", chain_program("False", " or False", N), Ok("False")),
+        // Each `and`/`or`/comparison link is an `if` node with two blocks (~9 KB of graph
+        // apiece through the passes), so these chains are shorter to stay well inside the
+        // memory bound; they are walked iteratively all the same.
+        (
+            "and chain",
+            chain_program("True", " and True", N / 4),
+            Ok("True"),
+        ),
+        (
+            "or chain",
+            chain_program("False", " or False", N / 4),
+            Ok("False"),
+        ),
         (
             "comparison chain",
-            chain_program("0", " < 1", N),
+            chain_program("0", " < 1", N / 4),
             Ok("False"),
         ),
         (
             "[0] chain",
             chain_program("[[1]]", "[0]", N),
-            Err("error"),
+            Err("not subscriptable"),
         ),
         (
             "string concatenation",
@@ -428,7 +450,10 @@ fn malformed_builtin_calls_are_errors() {
         ("annotate(int)", "annotate expects"),
         ("torch.jit.annotate()", "annotate"),
     ] {
-        write(&prog, &format!("def f(x: Tensor):\n    y = {call}\n    return x\n"));
+        write(
+            &prog,
+            &format!("def f(x: Tensor):\n    y = {call}\n    return x\n"),
+        );
         let o = run_tsrs(&["graph", prog.to_str().unwrap(), "--entry", "f"]);
         assert_refused(call, &o, needle);
     }

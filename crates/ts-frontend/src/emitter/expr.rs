@@ -493,7 +493,8 @@ impl FunctionEmitter<'_> {
                     let ExprKind::BoolOp(is_and, _, b) = &link.kind else {
                         continue;
                     };
-                    acc = self.emit_short_circuit(&link.range, acc, |s| s.emit_cond(b), !*is_and)?;
+                    acc =
+                        self.emit_short_circuit(&link.range, acc, |s| s.emit_cond(b), !*is_and)?;
                 }
                 Ok(acc)
             }
