@@ -533,51 +533,13 @@ fn rotate_outputs_to_end(g: &mut Graph, n: NodeId, m: usize) {
 }
 
 fn inline_consecutive_ifs(g: &mut Graph, b: BlockId) {
-    let first = g.first_node(b);
-    inline_consecutive_ifs_from(g, b, first);
-}
-
-/// PyTorch's `inlineConsecutiveIfs` walk from node `from` of `b`: each node's blocks first,
-/// then the node with its successor, again after a fusion (the fused blocks end with new
-/// nodes). The blocks are walked again only from their last node before the fusion: what
-/// precedes it was already walked and a second walk would change nothing.
-fn inline_consecutive_ifs_from(g: &mut Graph, b: BlockId, from: NodeId) {
-    let mut n = from;
+    let mut n = g.first_node(b);
     let ret = g.return_node(b);
-    let mut resume: Option<Vec<(BlockId, NodeId)>> = None;
     while n != ret {
-        match resume.take() {
-            None => {
-                for blk in g.node(n).blocks().to_vec() {
-                    inline_consecutive_ifs(g, blk);
-                }
-            }
-            Some(starts) => {
-                for (blk, start) in starts {
-                    inline_consecutive_ifs_from(g, blk, start);
-                }
-            }
+        for blk in g.node(n).blocks().to_vec() {
+            inline_consecutive_ifs(g, blk);
         }
-        let lasts: Vec<(BlockId, NodeId)> = g
-            .node(n)
-            .blocks()
-            .to_vec()
-            .into_iter()
-            .map(|blk| {
-                let end = g.return_node(blk);
-                let last = g.prev_node(end);
-                // An empty block is walked again from its start.
-                let from = if g.node(last).owning_block() == Some(blk) && last != end {
-                    last
-                } else {
-                    g.first_node(blk)
-                };
-                (blk, from)
-            })
-            .collect();
-        if inline_consecutive_if(g, n) {
-            resume = Some(lasts);
-        } else {
+        if !inline_consecutive_if(g, n) {
             n = g.next_node(n);
         }
     }

@@ -178,8 +178,9 @@ fn mutate(text: &str, edits: &[(usize, u8, u8)]) -> String {
             break;
         }
         let i = at % b.len();
-        let ch = b" ():[],.+-*/%<>=!'\"\n\t#x0:if else return def for in and or not @\\{}"
-            [byte as usize % 72];
+        const CHARS: &[u8] =
+            b" ():[],.+-*/%<>=!'\"\n\t#x0:if else return def for in and or not @\\{}";
+        let ch = CHARS[byte as usize % CHARS.len()];
         match op % 5 {
             0 => b[i] = ch,
             1 => b.insert(i, ch),
