@@ -360,16 +360,13 @@ impl Drop for Expr {
             return;
         };
         let mut next = std::mem::replace(&mut first.kind, ExprKind::None);
-        loop {
-            let detached = match &mut next {
-                ExprKind::Binary(_, a, _)
-                | ExprKind::BoolOp(_, a, _)
-                | ExprKind::Attribute(a, _)
-                | ExprKind::Subscript(a, _)
-                | ExprKind::Call { func: a, .. } => std::mem::replace(&mut a.kind, ExprKind::None),
-                _ => break,
-            };
-            next = detached;
+        while let ExprKind::Binary(_, a, _)
+        | ExprKind::BoolOp(_, a, _)
+        | ExprKind::Attribute(a, _)
+        | ExprKind::Subscript(a, _)
+        | ExprKind::Call { func: a, .. } = &mut next
+        {
+            next = std::mem::replace(&mut a.kind, ExprKind::None);
         }
     }
 }
