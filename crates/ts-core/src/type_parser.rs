@@ -109,18 +109,31 @@ impl TypeParser<'_, '_, '_> {
     /// Parses a type with an optional alias annotation.
     pub fn parse_type(&mut self) -> Result<(TypeRef, Option<AliasInfo>), ParseError> {
         let (mut value, mut alias) = self.parse_primary()?;
-        loop {
-            if self.s.is_punct('[') && self.s.lookahead()?.tok == Tok::Punct(']') {
-                self.s.next()?;
+        // Each `[]` or `?` wraps one level deeper; they count against the nesting limit.
+        let mut entered = 0;
+        let r = loop {
+            let is_list = self.s.is_punct('[') && self.s.lookahead()?.tok == Tok::Punct(']');
+            let is_optional = self.s.is_punct('?');
+            if !is_list && !is_optional {
+                break Ok(());
+            }
+            if let Err(e) = self.s.enter() {
+                break Err(e);
+            }
+            entered += 1;
+            self.s.next()?;
+            if is_list {
                 self.s.next()?;
                 value = Type::list(value);
                 alias = self.wrap_container_alias(alias)?;
-            } else if self.s.next_if('?')? {
-                value = Type::optional(value);
             } else {
-                break;
+                value = Type::optional(value);
             }
+        };
+        for _ in 0..entered {
+            self.s.leave();
         }
+        r?;
         Ok((value, alias))
     }
 

@@ -90,8 +90,10 @@ pub enum UnaryOp {
     Not,
 }
 
-/// An expression.
-#[derive(Clone, Debug)]
+/// An expression. Left-associative chains (`x + 1 + 1 ...`, `x.add(1).add(1) ...`, `x[0][0]
+/// ...`) nest along their first operand without limit, so cloning and dropping walk that
+/// "left spine" iteratively (see [`Expr::spine_child`]) instead of recursing once per term.
+#[derive(Debug)]
 pub struct Expr {
     pub kind: ExprKind,
     pub range: SourceRange,
@@ -255,10 +257,116 @@ pub struct ClassDef {
 impl Expr {
     /// The dotted name of a `Name`/`Attribute` chain (`torch.nn.functional.relu`).
     pub fn dotted_name(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        let mut e = self;
+        loop {
+            match &e.kind {
+                ExprKind::Name(n) => {
+                    parts.push(n.as_str());
+                    break;
+                }
+                ExprKind::Attribute(v, a) => {
+                    parts.push(a.name.as_str());
+                    e = v;
+                }
+                _ => return None,
+            }
+        }
+        parts.reverse();
+        Some(parts.join("."))
+    }
+
+    /// The operand a left-associative chain continues through: the left operand of a binary
+    /// or boolean operator, the callee of a call, the object of an attribute or subscript.
+    /// The parser builds these without nesting limits; every other child is bounded by its
+    /// nesting depth.
+    pub fn spine_child(&self) -> Option<&Expr> {
         match &self.kind {
-            ExprKind::Name(n) => Some(n.clone()),
-            ExprKind::Attribute(v, a) => Some(format!("{}.{}", v.dotted_name()?, a.name)),
+            ExprKind::Binary(_, a, _)
+            | ExprKind::BoolOp(_, a, _)
+            | ExprKind::Attribute(a, _)
+            | ExprKind::Subscript(a, _)
+            | ExprKind::Call { func: a, .. } => Some(a),
             _ => None,
+        }
+    }
+
+    fn spine_child_mut(&mut self) -> Option<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Binary(_, a, _)
+            | ExprKind::BoolOp(_, a, _)
+            | ExprKind::Attribute(a, _)
+            | ExprKind::Subscript(a, _)
+            | ExprKind::Call { func: a, .. } => Some(a),
+            _ => None,
+        }
+    }
+
+    /// How many spine links hang below this expression, counting at most `cap`.
+    pub fn spine_len(&self, cap: usize) -> usize {
+        let mut n = 0;
+        let mut e = self;
+        while let Some(c) = e.spine_child() {
+            n += 1;
+            if n >= cap {
+                break;
+            }
+            e = c;
+        }
+        n
+    }
+
+    /// A copy of this node whose spine child is `child` (its other children are cloned).
+    fn clone_over(&self, child: Option<Expr>) -> Expr {
+        let b = |c: Option<Expr>| Box::new(c.expect("a spine node is rebuilt over its child"));
+        let kind = match &self.kind {
+            ExprKind::Binary(op, _, r) => ExprKind::Binary(*op, b(child), r.clone()),
+            ExprKind::BoolOp(and, _, r) => ExprKind::BoolOp(*and, b(child), r.clone()),
+            ExprKind::Attribute(_, name) => ExprKind::Attribute(b(child), name.clone()),
+            ExprKind::Subscript(_, subs) => ExprKind::Subscript(b(child), subs.clone()),
+            ExprKind::Call { args, kwargs, .. } => ExprKind::Call {
+                func: b(child),
+                args: args.clone(),
+                kwargs: kwargs.clone(),
+            },
+            other => other.clone(),
+        };
+        Expr {
+            kind,
+            range: self.range.clone(),
+        }
+    }
+}
+
+impl Clone for Expr {
+    fn clone(&self) -> Expr {
+        let mut spine = vec![self];
+        while let Some(c) = spine[spine.len() - 1].spine_child() {
+            spine.push(c);
+        }
+        let mut built = None;
+        for node in spine.into_iter().rev() {
+            built = Some(node.clone_over(built));
+        }
+        built.expect("the spine holds at least this node")
+    }
+}
+
+impl Drop for Expr {
+    fn drop(&mut self) {
+        // Detach the spine one link at a time: each detached node is dropped with an empty
+        // spine child, so the drop glue never recurses along the chain.
+        let Some(first) = self.spine_child_mut() else {
+            return;
+        };
+        let mut next = std::mem::replace(&mut first.kind, ExprKind::None);
+        while let ExprKind::Binary(_, a, _)
+        | ExprKind::BoolOp(_, a, _)
+        | ExprKind::Attribute(a, _)
+        | ExprKind::Subscript(a, _)
+        | ExprKind::Call { func: a, .. } = &mut next
+        {
+            next = std::mem::replace(&mut a.kind, ExprKind::None);
         }
     }
 }

@@ -440,6 +440,9 @@ fn const_bool(g: &Graph, v: ValueId) -> Option<bool> {
     g.to_ivalue(v).and_then(|x| x.as_bool())
 }
 
+/// The most outputs a fused `if` may have (see `inline_consecutive_if`).
+const MAX_FUSED_OUTPUTS: usize = 64;
+
 fn inline_consecutive_if(g: &mut Graph, n: NodeId) -> bool {
     if g.node(n).kind() != prim::If {
         return false;
@@ -469,25 +472,32 @@ fn inline_consecutive_if(g: &mut Graph, n: NodeId) -> bool {
     if tv == fv {
         return false;
     }
+    // Each fusion keeps both ifs' outputs and rotates them, so a long chain of fusable ifs
+    // (`x and x and x ...` on constants) would cost quadratic time or worse; past this many
+    // outputs the ifs stay apart (the same behaviour, one more branch at run time).
+    if g.node(n).outputs().len() + g.node(next).outputs().len() > MAX_FUSED_OUTPUTS {
+        return false;
+    }
     let (st, sf) = (g.node(next).blocks()[0], g.node(next).blocks()[1]);
-    let copy = g.clone();
+    let first_outputs = g.node(n).outputs().to_vec();
+    let next_outputs = g.node(next).outputs().len();
     for (first_block, second_block) in [
         (ft, if tv { st } else { sf }),
         (ff, if fv { st } else { sf }),
     ] {
         // Values of the first if's outputs map to this branch's outputs.
-        let mut map: HashMap<ValueId, ValueId> = copy.identity_map();
-        for (k, &o) in copy.node(n).outputs().iter().enumerate() {
+        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+        for (k, &o) in first_outputs.iter().enumerate() {
             map.insert(o, g.block_outputs(first_block)[k]);
         }
         let ret = g.return_node(first_block);
         let saved = g.insert_point();
         g.set_insert_point_before(ret);
-        for m in copy.block_nodes(second_block) {
-            let _ = g.clone_node_from(&copy, m, &mut map);
+        for m in g.block_nodes(second_block) {
+            g.clone_node_within(m, &mut map);
         }
         g.set_insert_point_before(saved);
-        for &o in copy.block_outputs(second_block) {
+        for o in g.block_outputs(second_block).to_vec() {
             let v = *map.get(&o).unwrap_or(&o);
             g.add_block_output(first_block, v);
         }
@@ -500,7 +510,7 @@ fn inline_consecutive_if(g: &mut Graph, n: NodeId) -> bool {
     }
     let _ = g.destroy_node(next);
     // The second if's outputs come first (the order PyTorch's merged ifs print in).
-    let moved = g.node(n).outputs().len() - copy.node(next).outputs().len();
+    let moved = g.node(n).outputs().len() - next_outputs;
     rotate_outputs_to_end(g, n, moved);
     true
 }

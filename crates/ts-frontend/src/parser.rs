@@ -492,7 +492,8 @@ impl Parser {
         let cond = self.expr()?;
         let body = self.block()?;
         let orelse = if self.is_kw("elif") {
-            vec![self.if_stmt()?]
+            // Each `elif` nests one `if` deeper (in the AST and in the graph).
+            vec![self.nested(Self::if_stmt)?]
         } else if self.next_if_kw("else") {
             self.block()?
         } else {
@@ -735,7 +736,8 @@ impl Parser {
             self.next();
             let cond = self.binary(0)?;
             self.expect_kw("else")?;
-            let orelse = self.expr()?;
+            // A chain of conditional expressions nests to the right.
+            let orelse = self.nested(Self::expr)?;
             return Ok(Expr {
                 range: self.range(start, orelse.range.end),
                 kind: ExprKind::Ternary {
@@ -1239,108 +1241,48 @@ impl Parser {
     }
 
     /// Parses an expression embedded in the source at byte `offset` (f-string pieces, type
-    /// comments), keeping ranges pointing into the original source.
+    /// comments), keeping ranges pointing into the original source. The piece is tokenized on
+    /// its own and its tokens shifted to `offset` (padding the text to its offset would make
+    /// every f-string cost the size of the file before it).
     fn parse_sub_expression(&self, text: &str, offset: usize) -> CResult<Expr> {
-        // Pad with spaces so offsets line up with the original source.
-        let padded = format!("{}{}", " ".repeat(offset.min(self.src.text().len())), text);
-        let padded_src = Source::new(padded, self.src.filename().map(String::from), 1);
-        let e = parse_expression(&padded_src)?;
-        Ok(rebase(e, &self.src))
-    }
-}
-
-/// Re-points an expression's ranges at `src` (same offsets).
-fn rebase(e: Expr, src: &Arc<Source>) -> Expr {
-    fn r(x: &SourceRange, src: &Arc<Source>) -> SourceRange {
-        SourceRange::new(src.clone(), x.start, x.end)
-    }
-    #[allow(clippy::boxed_local)]
-    fn b(x: Box<Expr>, src: &Arc<Source>) -> Box<Expr> {
-        Box::new(rebase(*x, src))
-    }
-    fn ob(x: Option<Box<Expr>>, src: &Arc<Source>) -> Option<Box<Expr>> {
-        x.map(|x| b(x, src))
-    }
-    fn id(i: Ident, src: &Arc<Source>) -> Ident {
-        Ident {
-            range: r(&i.range, src),
-            name: i.name,
-        }
-    }
-    let range = r(&e.range, src);
-    let kind = match e.kind {
-        ExprKind::Unary(op, x) => ExprKind::Unary(op, b(x, src)),
-        ExprKind::Binary(op, x, y) => ExprKind::Binary(op, b(x, src), b(y, src)),
-        ExprKind::BoolOp(a, x, y) => ExprKind::BoolOp(a, b(x, src), b(y, src)),
-        ExprKind::Compare(x, rest) => ExprKind::Compare(
-            b(x, src),
-            rest.into_iter().map(|(o, y)| (o, rebase(y, src))).collect(),
-        ),
-        ExprKind::Ternary { cond, then, orelse } => ExprKind::Ternary {
-            cond: b(cond, src),
-            then: b(then, src),
-            orelse: b(orelse, src),
-        },
-        ExprKind::Call { func, args, kwargs } => ExprKind::Call {
-            func: b(func, src),
-            args: args.into_iter().map(|a| rebase(a, src)).collect(),
-            kwargs: kwargs
+        let piece = Source::new(text.to_owned(), self.src.filename().map(String::from), 1);
+        let offset = offset.min(self.src.text().len());
+        let toks = tokenize(&piece).map_err(|mut e| {
+            if let Some(r) = &e.range {
+                e.range = Some(self.range(r.start + offset, r.end + offset));
+            }
+            e
+        })?;
+        let mut p = Parser {
+            src: self.src.clone(),
+            toks: toks
                 .into_iter()
-                .map(|(k, v)| (id(k, src), rebase(v, src)))
-                .collect(),
-        },
-        ExprKind::Attribute(x, a) => ExprKind::Attribute(b(x, src), id(a, src)),
-        ExprKind::Subscript(x, s) => {
-            ExprKind::Subscript(b(x, src), s.into_iter().map(|a| rebase(a, src)).collect())
-        }
-        ExprKind::Slice { start, end, step } => ExprKind::Slice {
-            start: ob(start, src),
-            end: ob(end, src),
-            step: ob(step, src),
-        },
-        ExprKind::List(v) => ExprKind::List(v.into_iter().map(|a| rebase(a, src)).collect()),
-        ExprKind::Tuple(v) => ExprKind::Tuple(v.into_iter().map(|a| rebase(a, src)).collect()),
-        ExprKind::Dict(v) => ExprKind::Dict(
-            v.into_iter()
-                .map(|(k, x)| (rebase(k, src), rebase(x, src)))
-                .collect(),
-        ),
-        ExprKind::ListComp {
-            elt,
-            target,
-            iter,
-            cond,
-        } => ExprKind::ListComp {
-            elt: b(elt, src),
-            target: b(target, src),
-            iter: b(iter, src),
-            cond: ob(cond, src),
-        },
-        ExprKind::DictComp {
-            key,
-            value,
-            target,
-            iter,
-            cond,
-        } => ExprKind::DictComp {
-            key: b(key, src),
-            value: b(value, src),
-            target: b(target, src),
-            iter: b(iter, src),
-            cond: ob(cond, src),
-        },
-        ExprKind::Starred(x) => ExprKind::Starred(b(x, src)),
-        ExprKind::FString(ps) => ExprKind::FString(
-            ps.into_iter()
-                .map(|p| match p {
-                    FStringPart::Expr(x) => FStringPart::Expr(rebase(x, src)),
-                    l => l,
+                .map(|mut t| {
+                    t.start += offset;
+                    t.end += offset;
+                    if let Tok::FStr(parts) = &mut t.tok {
+                        for part in parts {
+                            if let FPart::Expr(_, at) = part {
+                                *at += offset;
+                            }
+                        }
+                    }
+                    t
                 })
                 .collect(),
-        ),
-        other => other,
-    };
-    Expr { kind, range }
+            pos: 0,
+            depth: self.depth,
+        };
+        let e = p.nested(Self::expr_list)?;
+        while p.next_if_tok(&Tok::Newline) {}
+        if p.cur().tok != Tok::Eof {
+            return Err(p.error_here(format!(
+                "expected end of expression but found {}",
+                p.cur().tok
+            )));
+        }
+        Ok(e)
+    }
 }
 
 impl Token {

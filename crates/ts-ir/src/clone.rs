@@ -63,6 +63,64 @@ impl Graph {
         Ok(new)
     }
 
+    /// Copies node `n` of this graph (with nested blocks) to the insertion point, mapping its
+    /// inputs through `map`, where a value without an entry stands for itself; the copies'
+    /// outputs are recorded in `map`. Unlike `clone_node_from(&self.clone(), ..)` with an
+    /// [`Graph::identity_map`], the cost is the size of the copied node, not of the graph.
+    pub fn clone_node_within(&mut self, n: NodeId, map: &mut HashMap<ValueId, ValueId>) -> NodeId {
+        let node = self.node(n);
+        let kind = node.kind();
+        let inputs: Vec<ValueId> = node
+            .inputs()
+            .iter()
+            .map(|v| map.get(v).copied().unwrap_or(*v))
+            .collect();
+        let attrs = node.attrs().to_vec();
+        let range = node.source_range().cloned();
+        let outputs = node.outputs().to_vec();
+        let blocks = node.blocks().to_vec();
+        let new = self.create(kind, &inputs, 0);
+        for (k, a) in attrs {
+            self.set_attr(new, k, a);
+        }
+        self.set_source_range(new, range);
+        for o in outputs {
+            let no = self.add_output(new, self.value(o).ty().clone());
+            self.copy_debug_name(o, no);
+            map.insert(o, no);
+        }
+        self.insert_node(new);
+        for b in blocks {
+            let nb = self.add_block(new);
+            for i in self.block_inputs(b).to_vec() {
+                let ni = self.add_block_input(nb, self.value(i).ty().clone());
+                self.copy_debug_name(i, ni);
+                map.insert(i, ni);
+            }
+            let saved = self.insert_point();
+            self.set_insert_point_at_end(nb);
+            for m in self.block_nodes(b) {
+                self.clone_node_within(m, map);
+            }
+            self.set_insert_point_before(saved);
+            for o in self.block_outputs(b).to_vec() {
+                let m = map.get(&o).copied().unwrap_or(o);
+                self.add_block_output(nb, m);
+            }
+        }
+        new
+    }
+
+    /// Gives `to` the debug name of `from` (unless it is a bare number).
+    fn copy_debug_name(&mut self, from: ValueId, to: ValueId) {
+        if let Some(name) = self.value(from).debug_name() {
+            if !name.bytes().all(|b| b.is_ascii_digit()) {
+                let name = name.to_owned();
+                let _ = self.set_debug_name(to, &name);
+            }
+        }
+    }
+
     /// Copies the contents of `src_block` of `src` into the empty block `dst` of `self`
     /// (inputs, nodes and outputs).
     pub fn clone_block_into(

@@ -543,6 +543,8 @@ impl Graph {
         for v in self.nodes[n.idx()].outputs.clone() {
             self.forget_value(v);
         }
+        // A dead node keeps its slot but not its attributes (constants can be large).
+        self.nodes[n.idx()].attrs = Default::default();
         self.nodes[n.idx()].alive = false;
     }
 

@@ -53,9 +53,17 @@ impl InterpreterState {
     }
 
     fn traceback(&self) -> Vec<TraceFrame> {
+        let innermost = self.frames.len().saturating_sub(1);
         let mut out = Vec::new();
-        for f in &self.frames {
-            let info = f.code.instr_nodes.get(f.pc).cloned().flatten();
+        for (i, f) in self.frames.iter().enumerate() {
+            // A caller's pc is already past its call instruction; the frame is shown at the
+            // call (PyTorch's traceback includes the entry function's line).
+            let pc = if i < innermost {
+                f.pc.saturating_sub(1)
+            } else {
+                f.pc
+            };
+            let info = f.code.instr_nodes.get(pc).cloned().flatten();
             let range = info.as_ref().and_then(|i| i.range.clone());
             match info.as_ref().and_then(|i| i.callstack.clone()) {
                 // An inlined node: one frame per call it was inlined through.

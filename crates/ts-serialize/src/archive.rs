@@ -27,6 +27,10 @@ const PREVIEW_MAGIC: &[u8] = b"PYTORCH1";
 /// Largest allocation made up front for a record; bigger records grow as they are read, so a
 /// corrupt size field cannot reserve gigabytes.
 const MAX_UPFRONT_ALLOCATION: u64 = 64 << 20;
+/// The default inflation budget of one load is this many times the archive's size...
+pub const DEFAULT_BUDGET_MULTIPLE: u64 = 20;
+/// ...but never less than this (small archives of highly compressible data stay loadable).
+pub const DEFAULT_BUDGET_FLOOR: u64 = 64 << 20;
 
 /// A PyTorch zip archive opened for reading.
 pub struct Archive {
@@ -39,6 +43,10 @@ pub struct Archive {
     index: HashSet<String>,
     /// The file path (or `<memory>`), for error messages.
     source: String,
+    /// How many bytes the records read so far may inflate to in all (zip-bomb guard).
+    budget: u64,
+    /// Bytes of records read so far.
+    inflated: u64,
 }
 
 impl std::fmt::Debug for Archive {
@@ -60,17 +68,22 @@ impl Archive {
         let n = read_up_to(&mut file, &mut head).map_err(|e| SerializeError::io(&source, e))?;
         check_magic(&head[..n], &source)?;
         file.rewind().map_err(|e| SerializeError::io(&source, e))?;
-        Archive::from_reader(Box::new(BufReader::new(file)), source)
+        let len = file
+            .metadata()
+            .map_err(|e| SerializeError::io(&source, e))?
+            .len();
+        Archive::from_reader(Box::new(BufReader::new(file)), source, len)
     }
 
     /// Opens an archive held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Archive> {
         let source = "<memory>".to_owned();
         check_magic(&bytes[..bytes.len().min(8)], &source)?;
-        Archive::from_reader(Box::new(Cursor::new(bytes)), source)
+        let len = bytes.len() as u64;
+        Archive::from_reader(Box::new(Cursor::new(bytes)), source, len)
     }
 
-    fn from_reader(reader: Box<dyn ReadSeek>, source: String) -> Result<Archive> {
+    fn from_reader(reader: Box<dyn ReadSeek>, source: String, len: u64) -> Result<Archive> {
         let zip = ZipArchive::new(reader).map_err(|e| SerializeError::Zip {
             context: source.clone(),
             message: e.to_string(),
@@ -110,7 +123,30 @@ impl Archive {
             records,
             index,
             source,
+            budget: len
+                .saturating_mul(DEFAULT_BUDGET_MULTIPLE)
+                .max(DEFAULT_BUDGET_FLOOR),
+            inflated: 0,
         })
+    }
+
+    /// Sets how many bytes all records read from now on may inflate to together (the default
+    /// is [`DEFAULT_BUDGET_MULTIPLE`] times the archive's size, at least
+    /// [`DEFAULT_BUDGET_FLOOR`]). A record that would exceed it is refused before it is
+    /// decompressed, so a zip bomb costs no memory.
+    pub fn set_inflate_budget(&mut self, bytes: u64) {
+        self.budget = self.inflated.saturating_add(bytes);
+    }
+
+    /// The same as [`Archive::set_inflate_budget`], by value.
+    pub fn with_inflate_budget(mut self, bytes: u64) -> Archive {
+        self.set_inflate_budget(bytes);
+        self
+    }
+
+    /// Bytes of records decompressed so far.
+    pub fn inflated_bytes(&self) -> u64 {
+        self.inflated
     }
 
     /// The archive name: the top-level folder every record is in (`archive` for buffers saved
@@ -136,21 +172,60 @@ impl Archive {
 
     /// The content of record `name` (relative to the archive folder).
     pub fn read_record(&mut self, name: &str) -> Result<Vec<u8>> {
+        self.read_record_sized(name, None)
+    }
+
+    /// The content of record `name`, which must hold exactly `expected` bytes (a storage whose
+    /// size the pickle declares). A record of another size is refused before it is inflated.
+    pub fn read_record_exact(&mut self, name: &str, expected: u64) -> Result<Vec<u8>> {
+        self.read_record_sized(name, Some(expected))
+    }
+
+    fn read_record_sized(&mut self, name: &str, expected: Option<u64>) -> Result<Vec<u8>> {
         if !self.has_record(name) {
             return Err(SerializeError::MissingRecord(name.to_owned()));
         }
         let full = format!("{}{}", self.prefix, name);
+        let source = &self.source;
         let zip_error = |e: &dyn std::fmt::Display| SerializeError::Zip {
-            context: format!("{} (record {name})", self.source),
+            context: format!("{source} (record {name})"),
             message: e.to_string(),
         };
         let file = self.zip.by_name(&full).map_err(|e| zip_error(&e))?;
+        // The size the zip declares; the stream is cut one byte past it, so an entry that
+        // inflates further is refused after reading at most that much.
         let size = file.size();
+        if let Some(want) = expected {
+            if size != want {
+                return Err(SerializeError::invalid(
+                    name,
+                    format!("the record holds {size} bytes but the pickle describes {want} bytes"),
+                ));
+            }
+        }
+        let total = self.inflated.saturating_add(size);
+        if total > self.budget {
+            return Err(SerializeError::invalid(
+                name,
+                format!(
+                    "the record inflates to {size} bytes, past this load's decompression \
+                     budget of {} bytes ({} already read); a zip bomb, or raise the budget \
+                     with Archive::set_inflate_budget",
+                    self.budget, self.inflated
+                ),
+            ));
+        }
         let mut out = Vec::new();
         out.try_reserve_exact(size.min(MAX_UPFRONT_ALLOCATION) as usize)
             .map_err(|e| zip_error(&e))?;
         let mut limited = file.take(size.saturating_add(1));
         limited.read_to_end(&mut out).map_err(|e| zip_error(&e))?;
+        if out.len() as u64 > size {
+            return Err(SerializeError::invalid(
+                name,
+                format!("the record inflates past the {size} bytes its zip entry declares"),
+            ));
+        }
         if out.len() as u64 != size {
             return Err(SerializeError::invalid(
                 name,
@@ -160,6 +235,7 @@ impl Archive {
                 ),
             ));
         }
+        self.inflated = total;
         Ok(out)
     }
 

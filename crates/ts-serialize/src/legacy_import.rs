@@ -271,7 +271,7 @@ struct TableHooks<'a> {
 }
 
 impl LoadHooks for TableHooks<'_> {
-    fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
+    fn read_storage(&mut self, key: &str, _nbytes: usize) -> Result<Vec<u8>> {
         Err(SerializeError::invalid(
             "attributes.pkl",
             format!(

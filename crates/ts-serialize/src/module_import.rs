@@ -35,7 +35,9 @@ pub fn load_script_module_bytes(bytes: Vec<u8>) -> Result<LoadedModule> {
     load_archive(Archive::from_bytes(bytes)?)
 }
 
-fn load_archive(archive: Archive) -> Result<LoadedModule> {
+/// Loads an opened archive: the way to load with limits of one's own (for example
+/// `Archive::open(path)?.with_inflate_budget(n)`).
+pub fn load_archive(archive: Archive) -> Result<LoadedModule> {
     if crate::legacy_import::is_legacy(&archive) {
         return crate::legacy_import::load_legacy(archive);
     }
@@ -102,7 +104,7 @@ pub(crate) fn compile_sources(
 struct NoStorages;
 
 impl crate::value_loader::LoadHooks for NoStorages {
-    fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
+    fn read_storage(&mut self, key: &str, _nbytes: usize) -> Result<Vec<u8>> {
         Err(SerializeError::invalid(
             "debug info",
             format!("unexpected tensor storage '{key}'"),

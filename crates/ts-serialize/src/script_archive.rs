@@ -212,8 +212,8 @@ struct ArchiveHooks<'a> {
 }
 
 impl LoadHooks for ArchiveHooks<'_> {
-    fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
-        self.storages.read_storage(key)
+    fn read_storage(&mut self, key: &str, nbytes: usize) -> Result<Vec<u8>> {
+        self.storages.read_storage(key, nbytes)
     }
 
     fn storage_record(&self, key: &str) -> String {

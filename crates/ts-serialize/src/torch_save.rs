@@ -46,9 +46,9 @@ pub(crate) struct RecordStorages<'a> {
 }
 
 impl LoadHooks for RecordStorages<'_> {
-    fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
+    fn read_storage(&mut self, key: &str, nbytes: usize) -> Result<Vec<u8>> {
         let record = self.storage_record(key);
-        match self.archive.read_record(&record) {
+        match self.archive.read_record_exact(&record, nbytes as u64) {
             Err(SerializeError::MissingRecord(_)) => Err(SerializeError::invalid(
                 &record,
                 "the pickle refers to this storage record but the archive lacks it",

@@ -40,8 +40,10 @@ pub const MAX_NESTING: usize = 200;
 
 /// What the loader needs from the file format around the pickle.
 pub trait LoadHooks {
-    /// The bytes of the storage with persistent-id key `key` (e.g. the record `data/<key>`).
-    fn read_storage(&mut self, key: &str) -> Result<Vec<u8>>;
+    /// The bytes of the storage with persistent-id key `key` (e.g. the record `data/<key>`),
+    /// which the pickle says holds `nbytes` bytes: a record of another size may be refused
+    /// without reading it (a compressed record is never inflated past what is needed).
+    fn read_storage(&mut self, key: &str, nbytes: usize) -> Result<Vec<u8>>;
 
     /// The record name of storage `key`, for error messages.
     fn storage_record(&self, key: &str) -> String {
@@ -914,7 +916,7 @@ mod tests {
     }
 
     impl LoadHooks for Hooks {
-        fn read_storage(&mut self, key: &str) -> Result<Vec<u8>> {
+        fn read_storage(&mut self, key: &str, _nbytes: usize) -> Result<Vec<u8>> {
             self.storages
                 .get(key)
                 .cloned()

@@ -315,3 +315,21 @@ proptest! {
         load_everything(&mutate(bytes, &edits, cut));
     }
 }
+
+/// The decompression budget of one load is the library user's to set: a budget below the
+/// records' total refuses the load before inflating, a sufficient one loads it.
+#[test]
+fn inflation_budget_is_settable_and_enforced() {
+    let bytes = read_fixture("save_state_dict.pt");
+    let mut tight = ts_serialize::Archive::from_bytes(bytes.clone())
+        .unwrap()
+        .with_inflate_budget(16);
+    let e = ts_serialize::load_from_archive(&mut tight).unwrap_err();
+    assert!(e.to_string().contains("budget"), "{e}");
+    assert_eq!(tight.inflated_bytes(), 0);
+    let mut ample = ts_serialize::Archive::from_bytes(bytes)
+        .unwrap()
+        .with_inflate_budget(1 << 30);
+    ts_serialize::load_from_archive(&mut ample).unwrap();
+    assert!(ample.inflated_bytes() > 0);
+}

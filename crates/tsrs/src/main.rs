@@ -11,10 +11,28 @@ mod run_command;
 
 use std::process::ExitCode;
 
+/// Stack of the thread the commands run on. Every recursion over input is bounded (nesting
+/// limits of 200 levels, long chains walked iteratively), but a bounded depth times large
+/// frames (debug builds) can still exceed the 8 MB main stack; the reservation is virtual
+/// memory, only touched pages count.
+const STACK_BYTES: usize = 256 << 20;
+
 fn main() -> ExitCode {
     // Operator libraries that saved models may call (`ops.torchvision.nms(...)`).
     ts_torchvision::register_global();
-    match cli::run(std::env::args_os()) {
+    let worker = std::thread::Builder::new()
+        .name("tsrs".into())
+        .stack_size(STACK_BYTES)
+        .spawn(|| cli::run(std::env::args_os()));
+    let result = match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|_| {
+            Err(cli::CliError(
+                "error: internal error (a panic; please report it)".into(),
+            ))
+        }),
+        Err(_) => cli::run(std::env::args_os()),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");

@@ -45,10 +45,12 @@ pub fn load(path: &Path) -> Result<LoadedModule, CliError> {
         .map_err(|e| CliError(format!("error: cannot load {}: {e}", path.display())))
 }
 
-/// Loads an archive and calls method `entry` of its root module.
+/// Loads an archive and calls method `entry` of its root module (or of a submodule:
+/// `fc1.forward`, as `graph` and `save` accept).
 pub fn call_model(path: &Path, entry: &str, args: Vec<IValue>) -> Result<IValue, CliError> {
     let m = load(path)?;
-    let method = m.module.class.find_method(entry).ok_or_else(|| {
+    let (obj, name) = resolve_method_path(&m.module, entry)?;
+    let method = obj.class.find_method(&name).ok_or_else(|| {
         CliError(format!(
             "error: the module in {} has no method '{entry}'",
             path.display()
@@ -61,7 +63,7 @@ pub fn call_model(path: &Path, entry: &str, args: Vec<IValue>) -> Result<IValue,
         .ok_or_else(|| CliError(format!("error: method '{entry}' has no schema")))?;
     let args = ts_runtime::bind_arguments(&schema, args, true)
         .map_err(|e| CliError(format!("{}: {}", e.kind.name(), e.message)))?;
-    ts_runtime::call_method(&m.module, entry, args).map_err(|e| CliError(e.to_string()))
+    ts_runtime::call_method(&obj, &name, args).map_err(|e| CliError(e.to_string()))
 }
 
 /// `tsrs save PROGRAM OUT.pt [--entry NAME]`.

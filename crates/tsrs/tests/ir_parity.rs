@@ -150,6 +150,9 @@ fn ir_parity_with_pytorch() {
             (false, graph_of(&dir.join("program.py"), rest))
         };
         let ok = got.is_some_and(|g| canon(&g) == want);
+        if !ok && std::env::var_os("IR_PARITY_VERBOSE").is_some() {
+            eprintln!("IR differs: {name}");
+        }
         if is_model {
             model_total += 1;
             models += ok as usize;

@@ -190,9 +190,9 @@ pub fn parse_type_comment(
         return Err(err());
     }
     let args_src = Source::new(args_text.to_string(), None, 1);
-    let args_expr = parse_expression(&args_src).map_err(|_| err())?;
-    let arg_exprs: Vec<Expr> = match args_expr.kind {
-        ExprKind::Tuple(v) => v,
+    let mut args_expr = parse_expression(&args_src).map_err(|_| err())?;
+    let arg_exprs: Vec<Expr> = match &mut args_expr.kind {
+        ExprKind::Tuple(v) => std::mem::take(v),
         _ => vec![args_expr],
     };
     let args = arg_exprs

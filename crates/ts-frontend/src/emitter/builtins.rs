@@ -635,6 +635,32 @@ impl FunctionEmitter<'_> {
         hint: Option<&TypeRef>,
     ) -> CResult<Sugared> {
         let callee = self.emit_sugared(func, None)?;
+        // Like PyTorch (`emitApplyExpr` calls with the callee's range), the nodes of a call
+        // are located at the callee (`torch.add`, `x.add`, `g`), which is what a traceback
+        // marks; argument expressions keep their own ranges.
+        let at_callee = matches!(
+            callee,
+            Sugared::Builtin { .. }
+                | Sugared::Function(_)
+                | Sugared::Method { .. }
+                | Sugared::TensorCast { .. }
+        );
+        let saved = at_callee.then(|| self.cur_range.replace(func.range.clone()));
+        let r = self.emit_call_of(e, callee, args, kwargs, hint);
+        if let Some(saved) = saved {
+            self.cur_range = saved;
+        }
+        r
+    }
+
+    fn emit_call_of(
+        &mut self,
+        e: &Expr,
+        callee: Sugared,
+        args: &[Expr],
+        kwargs: &[(Ident, Expr)],
+        hint: Option<&TypeRef>,
+    ) -> CResult<Sugared> {
         let range = &e.range;
         match callee {
             Sugared::Builtin {
@@ -1425,13 +1451,13 @@ impl FunctionEmitter<'_> {
                 Ok(Sugared::Iterable(it))
             }
             Special::IsInstance => {
-                if args.len() != 2 {
+                if args.len() != 2 || !kwargs.is_empty() {
                     return self.err(range, "isinstance expects 2 arguments");
                 }
                 simple(self.emit_isinstance(range, &args[0], &args[1])?.value)
             }
             Special::Annotate => {
-                if args.len() != 2 {
+                if args.len() != 2 || !kwargs.is_empty() {
                     return self.err(range, "annotate expects a type and a value");
                 }
                 let ty = type_from_expr(&args[0], &*self.ctx)?;
@@ -1453,11 +1479,17 @@ impl FunctionEmitter<'_> {
                 simple(v)
             }
             Special::UncheckedCast => {
+                if args.len() != 2 || !kwargs.is_empty() {
+                    return self.err(range, "unchecked_cast expects a type and a value");
+                }
                 let ty = type_from_expr(&args[0], &*self.ctx)?;
                 let v = self.emit_expr(&args[1], None)?;
                 simple(self.insert1(prim::unchecked_cast, &[v], ty))
             }
             Special::Uninitialized => {
+                if args.len() != 1 || !kwargs.is_empty() {
+                    return self.err(range, "uninitialized expects exactly one type argument");
+                }
                 let ty = type_from_expr(&args[0], &*self.ctx)?;
                 simple(self.insert1(prim::Uninitialized, &[], ty))
             }
@@ -1467,7 +1499,7 @@ impl FunctionEmitter<'_> {
                 simple(self.emit_builtin_call(range, Symbol::aten("wait"), pos, kw, None)?)
             }
             Special::GetAttr => {
-                if args.len() != 2 {
+                if args.len() != 2 || !kwargs.is_empty() {
                     return self.err(range, "getattr expects 2 arguments");
                 }
                 let ExprKind::Str(name) = &args[1].kind else {
@@ -1479,7 +1511,13 @@ impl FunctionEmitter<'_> {
                 let base = self.emit_sugared(&args[0], None)?;
                 self.emit_attr(base, name, range)
             }
-            Special::HasAttr => simple(self.emit_cond(e)?.value),
+            Special::HasAttr => {
+                // `emit_cond` handles the two-argument form; any other would come back here.
+                if args.len() != 2 || !kwargs.is_empty() {
+                    return self.err(range, "hasattr expects 2 arguments: an object and a name");
+                }
+                simple(self.emit_cond(e)?.value)
+            }
             Special::Tuple => {
                 if args.len() != 1 {
                     return self.err(range, "tuple() expects exactly one argument");

@@ -14,6 +14,37 @@ use super::sugared::{Special, Sugared};
 use crate::ast::{BinOp, CmpOp, Expr, ExprKind, FStringPart, UnaryOp};
 use crate::error::{CResult, CompileError};
 
+/// Chains with this many links below an expression are emitted bottom-up (see
+/// `FunctionEmitter::emit_sugared`); shorter ones recurse as usual.
+const SPINE_STEP: usize = 64;
+
+/// The operand whose emission a chain link starts with, through `emit_sugared`: the left
+/// operand of a binary operator, the callee of a call, the object of an attribute or subscript.
+/// (`and`/`or` chains go through `emit_cond`, which walks them itself.)
+fn emit_spine_child(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(_, a, _)
+        | ExprKind::Attribute(a, _)
+        | ExprKind::Subscript(a, _)
+        | ExprKind::Call { func: a, .. } => Some(a),
+        _ => None,
+    }
+}
+
+/// The number of links below `e` along [`emit_spine_child`], counting to [`SPINE_STEP`].
+fn emit_spine_len(e: &Expr) -> usize {
+    let mut n = 0;
+    let mut cur = e;
+    while let Some(c) = emit_spine_child(cur) {
+        n += 1;
+        if n >= SPINE_STEP {
+            break;
+        }
+        cur = c;
+    }
+    n
+}
+
 /// `(kind, magic method)` of a binary operator.
 fn binop_kind(op: BinOp) -> (&'static str, &'static str) {
     match op {
@@ -100,10 +131,59 @@ impl FunctionEmitter<'_> {
     }
 
     /// Emits an expression, keeping sugared results.
+    ///
+    /// A long left-associative chain (`x + 1 + 1 ...`, `x.add(1).add(1) ...`, `x[0][0] ...`)
+    /// would recurse once per link down its first operand. Past [`SPINE_STEP`] links, the
+    /// chain's links are emitted bottom-up instead, each parked in `spine_values` where its
+    /// parent's emission picks it up at once: the same nodes in the same order, with bounded
+    /// recursion.
     pub fn emit_sugared(&mut self, e: &Expr, hint: Option<&TypeRef>) -> CResult<Sugared> {
+        if let Some(done) = self.spine_values.remove(&(e as *const Expr)) {
+            return Ok(done);
+        }
+        if emit_spine_len(e) >= SPINE_STEP {
+            return self.emit_long_chain(e, hint);
+        }
         let saved = self.cur_range.replace(e.range.clone());
         let r = self.emit_sugared_inner(e, hint);
         self.cur_range = saved;
+        r
+    }
+
+    fn emit_long_chain(&mut self, e: &Expr, hint: Option<&TypeRef>) -> CResult<Sugared> {
+        let mut links = vec![e];
+        while let Some(c) = emit_spine_child(links[links.len() - 1]) {
+            links.push(c);
+        }
+        let mut parked = Vec::with_capacity(links.len());
+        let mut result = Ok(());
+        for link in links[1..].iter().rev() {
+            let saved = self.cur_range.replace(link.range.clone());
+            let r = self.emit_sugared_inner(link, None);
+            self.cur_range = saved;
+            match r {
+                Ok(v) => {
+                    let key = *link as *const Expr;
+                    self.spine_values.insert(key, v);
+                    parked.push(key);
+                }
+                Err(err) => {
+                    result = Err(err);
+                    break;
+                }
+            }
+        }
+        let r = result.and_then(|()| {
+            let saved = self.cur_range.replace(e.range.clone());
+            let r = self.emit_sugared_inner(e, hint);
+            self.cur_range = saved;
+            r
+        });
+        // A link its parent did not consume (an error, or a form that does not emit its
+        // operand) must not be found by a later emission of the same expression.
+        for key in parked {
+            self.spine_values.remove(&key);
+        }
         r
     }
 
@@ -400,44 +480,54 @@ impl FunctionEmitter<'_> {
                     static_if: c.static_if.map(|b| !b),
                 })
             }
-            ExprKind::BoolOp(is_and, a, b) => self.emit_short_circuit(&e.range, a, b, !*is_and),
+            ExprKind::BoolOp(..) => {
+                // `a and b or c ...` nests along its left operand: walk the chain, emit the
+                // innermost operand, then each short-circuit on the result so far.
+                let mut chain = vec![e];
+                while let ExprKind::BoolOp(_, a, _) = &chain[chain.len() - 1].kind {
+                    chain.push(a);
+                }
+                let innermost = chain.pop().expect("the chain starts with e");
+                let mut acc = self.emit_cond(innermost)?;
+                for link in chain.into_iter().rev() {
+                    let ExprKind::BoolOp(is_and, _, b) = &link.kind else {
+                        continue;
+                    };
+                    acc =
+                        self.emit_short_circuit(&link.range, acc, |s| s.emit_cond(b), !*is_and)?;
+                }
+                Ok(acc)
+            }
             ExprKind::Compare(first, rest) => {
-                if rest.len() > 1 {
-                    // `a < b < c` is `a < b and b < c` (the middle operand is evaluated twice).
-                    let mut parts = Vec::new();
-                    let mut lhs = (**first).clone();
-                    for (op, rhs) in rest {
-                        let r = SourceRange::new(
-                            e.range.source.clone(),
-                            lhs.range.start,
-                            rhs.range.end,
-                        );
-                        parts.push(Expr {
-                            kind: ExprKind::Compare(
-                                Box::new(lhs.clone()),
-                                vec![(*op, rhs.clone())],
-                            ),
-                            range: r,
-                        });
-                        lhs = rhs.clone();
-                    }
-                    let mut acc = parts.remove(0);
-                    for p in parts {
-                        let r =
-                            SourceRange::new(e.range.source.clone(), acc.range.start, p.range.end);
-                        acc = Expr {
-                            kind: ExprKind::BoolOp(true, Box::new(acc), Box::new(p)),
-                            range: r,
-                        };
-                    }
-                    return self.emit_cond(&acc);
+                // `a < b < c` is `(a < b) and (b < c)` (the middle operand is evaluated twice).
+                let mut acc: Option<CondValue> = None;
+                let mut lhs: &Expr = first;
+                for (op, rhs) in rest {
+                    let src = &e.range.source;
+                    let part = if rest.len() == 1 {
+                        e.range.clone()
+                    } else {
+                        SourceRange::new(src.clone(), lhs.range.start, rhs.range.end)
+                    };
+                    acc = Some(match acc {
+                        None => self.emit_single_compare(&part, lhs, *op, rhs)?,
+                        Some(prev) => {
+                            let whole =
+                                SourceRange::new(src.clone(), first.range.start, rhs.range.end);
+                            self.emit_short_circuit(
+                                &whole,
+                                prev,
+                                |s| s.emit_single_compare(&part, lhs, *op, rhs),
+                                false,
+                            )?
+                        }
+                    });
+                    lhs = rhs;
                 }
-                let (op, rhs) = &rest[0];
-                let mut c = self.emit_compare(&e.range, first, *op, rhs)?;
-                if !self.g.value(c.value).ty().is_bool() {
-                    c.value = self.emit_to_bool(&e.range, c.value)?;
+                match acc {
+                    Some(c) => Ok(c),
+                    None => self.err(&e.range, "a comparison without operators"),
                 }
-                Ok(c)
             }
             ExprKind::Call { func, args, .. }
                 if matches!(func.dotted_name().as_deref(), Some("isinstance"))
@@ -505,6 +595,22 @@ impl FunctionEmitter<'_> {
                 })
             }
         }
+    }
+
+    /// One comparison as a condition (converted to `bool` when an overload returns another
+    /// type).
+    fn emit_single_compare(
+        &mut self,
+        range: &SourceRange,
+        a: &Expr,
+        op: CmpOp,
+        b: &Expr,
+    ) -> CResult<CondValue> {
+        let mut c = self.emit_compare(range, a, op, b)?;
+        if !self.g.value(c.value).ty().is_bool() {
+            c.value = self.emit_to_bool(range, c.value)?;
+        }
+        Ok(c)
     }
 
     fn emit_compare(
@@ -613,19 +719,20 @@ impl FunctionEmitter<'_> {
         })
     }
 
+    /// `lhs and rhs` / `lhs or rhs` for an emitted left operand; `rhs` emits the right one
+    /// inside the branch that evaluates it.
     fn emit_short_circuit(
         &mut self,
         range: &SourceRange,
-        a: &Expr,
-        b: &Expr,
+        lhs: CondValue,
+        mut rhs: impl FnMut(&mut FunctionEmitter<'_>) -> CResult<CondValue>,
         is_or: bool,
     ) -> CResult<CondValue> {
-        let lhs = self.emit_cond(a)?;
         let mut rhs_cond: Option<CondValue> = None;
         let value = {
             let rhs_slot = &mut rhs_cond;
             let mut cont = |s: &mut FunctionEmitter<'_>| -> CResult<ValueId> {
-                let c = s.emit_cond(b)?;
+                let c = rhs(s)?;
                 let v = c.value;
                 *rhs_slot = Some(c);
                 Ok(v)

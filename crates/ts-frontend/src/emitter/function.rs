@@ -31,6 +31,9 @@ pub struct FunctionEmitter<'c> {
     pub name: String,
     /// The current source range (for node annotations).
     pub cur_range: Option<SourceRange>,
+    /// Links of a long left-associative chain already emitted bottom-up, by node address
+    /// (see `emit_sugared`); each is taken once by the emission of its parent.
+    pub spine_values: std::collections::HashMap<*const Expr, Sugared>,
 }
 
 /// True for names PyTorch keeps as debug names (not `_` temporaries, not numbers).
@@ -129,6 +132,7 @@ impl<'c> FunctionEmitter<'c> {
             self_class: class,
             name: name.to_string(),
             cur_range: None,
+            spine_values: Default::default(),
         };
         let top = e.g.block();
         e.env.frames.push(Frame::new(top));

@@ -123,7 +123,7 @@ impl<'t> ValueLoader<'t, '_> {
         }
         let key = match key {
             PickleValue::Str(s) => s.as_str().to_owned(),
-            PickleValue::Int(i) => i.to_string(),
+            // PyTorch's loader looks storage keys up as strings; an int key is refused there.
             other => {
                 return Err(self.invalid(format!(
                     "storage key {} is not a string",
@@ -149,11 +149,11 @@ impl<'t> ValueLoader<'t, '_> {
         let numel = usize::try_from(*numel)
             .map_err(|_| self.invalid(format!("storage {record} has negative size {numel}")))?;
         if !self.storages.contains_key(&key) {
-            let bytes = self.hooks.read_storage(&key)?;
             let elem_size = typed.map_or(1, DType::size);
             let expected_len = numel.checked_mul(elem_size).ok_or_else(|| {
                 self.invalid(format!("storage {record} claims an impossible size"))
             })?;
+            let bytes = self.hooks.read_storage(&key, expected_len)?;
             if bytes.len() != expected_len {
                 return Err(SerializeError::invalid(
                     &record,
