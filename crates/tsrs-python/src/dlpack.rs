@@ -53,7 +53,7 @@ struct DLManagedTensor {
     deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
 }
 
-/// DLPack's (code, bits) of a dtype: int 0, uint 1, float 2, bfloat 4, bool 6.
+/// DLPack's (code, bits) of a dtype: int 0, uint 1, float 2, bfloat 4, complex 5, bool 6.
 fn dl_dtype(d: DType) -> DLDataType {
     let (code, bits) = match d {
         DType::Bool => (6, 8),
@@ -66,6 +66,11 @@ fn dl_dtype(d: DType) -> DLDataType {
         DType::Float32 => (2, 32),
         DType::Float64 => (2, 64),
         DType::BFloat16 => (4, 16),
+        DType::UInt16 => (1, 16),
+        DType::UInt32 => (1, 32),
+        DType::UInt64 => (1, 64),
+        DType::Complex64 => (5, 64),
+        DType::Complex128 => (5, 128),
     };
     DLDataType {
         code,
@@ -89,6 +94,11 @@ fn from_dl_dtype(t: DLDataType) -> Option<DType> {
         (2, 32) => DType::Float32,
         (2, 64) => DType::Float64,
         (4, 16) => DType::BFloat16,
+        (1, 16) => DType::UInt16,
+        (1, 32) => DType::UInt32,
+        (1, 64) => DType::UInt64,
+        (5, 64) => DType::Complex64,
+        (5, 128) => DType::Complex128,
         _ => return None,
     })
 }

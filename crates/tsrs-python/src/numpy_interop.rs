@@ -20,6 +20,11 @@ pub fn typestr(d: DType) -> PyResult<&'static str> {
         DType::Float16 => "<f2",
         DType::Float32 => "<f4",
         DType::Float64 => "<f8",
+        DType::UInt16 => "<u2",
+        DType::UInt32 => "<u4",
+        DType::UInt64 => "<u8",
+        DType::Complex64 => "<c8",
+        DType::Complex128 => "<c16",
         DType::BFloat16 => {
             return Err(PyTypeError::new_err(
                 "NumPy has no bfloat16: convert the tensor first (t.to(tsrs.float32))",
@@ -42,6 +47,11 @@ fn dtype_of(typestr: &str) -> Option<(DType, bool)> {
         "f2" => DType::Float16,
         "f4" => DType::Float32,
         "f8" => DType::Float64,
+        "u2" => DType::UInt16,
+        "u4" => DType::UInt32,
+        "u8" => DType::UInt64,
+        "c8" => DType::Complex64,
+        "c16" => DType::Complex128,
         _ => return None,
     };
     Some((d, native || d.size() == 1))
