@@ -723,7 +723,7 @@ mod tests {
         let x = IValue::Tensor(tensor(vec![1.0], &[1]));
         let e = trace(
             &ModuleSpec::default(),
-            &[x.clone()],
+            std::slice::from_ref(&x),
             &[],
             TraceOptions::default(),
             |_| Err(Error::runtime("boom")),
@@ -732,7 +732,7 @@ mod tests {
         assert!(!is_tracing());
         let e = trace(
             &ModuleSpec::default(),
-            &[x.clone()],
+            std::slice::from_ref(&x),
             &[],
             TraceOptions::default(),
             |_| Ok(IValue::Int(3)),

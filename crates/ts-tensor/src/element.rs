@@ -74,7 +74,7 @@ impl Element for u64 {
     /// wrap through int64 (torch: -1.0 -> 18446744073709551615).
     fn from_f64(v: f64) -> Self {
         const TWO_63: f64 = (1u64 << 63) as f64;
-        if v >= TWO_63 && v < 2.0 * TWO_63 {
+        if (TWO_63..2.0 * TWO_63).contains(&v) {
             v as u64
         } else {
             f64_to_i64(v) as u64

@@ -83,7 +83,7 @@ impl Tensor {
                 "Tensor must have a stride divisible by 2 for all but last dimension",
             ));
         }
-        if m.offset % 2 != 0 {
+        if !m.offset.is_multiple_of(2) {
             return Err(Error::runtime(
                 "Tensor must have a storage_offset divisible by 2",
             ));
@@ -201,9 +201,7 @@ impl Tensor {
 /// Checks the operands of `complex`/`polar`: the same floating dtype; returns the complex one.
 fn complex_operands(a: &Tensor, b: &Tensor, both_msg: bool) -> Result<DType> {
     let (da, db) = (a.dtype(), b.dtype());
-    let float = |d: DType| matches!(d, DType::Float32 | DType::Float64);
-    if both_msg && (!float(da) || !float(db)) && !(da.is_floating_point() && db.is_floating_point())
-    {
+    if both_msg && !(da.is_floating_point() && db.is_floating_point()) {
         return Err(Error::new(
             ErrorKind::NotImplementedError,
             format!(
