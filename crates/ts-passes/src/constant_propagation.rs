@@ -151,6 +151,9 @@ impl Propagator {
             g.replace_all_uses_with(old, new);
             self.changed = true;
         }
+        if self.alias_db.is_none() {
+            drop_folded(g, n);
+        }
     }
 
     fn inline_if(&mut self, g: &mut Graph, n: NodeId) {
@@ -227,6 +230,29 @@ impl Propagator {
             let _ = g.erase_block_input(body, 1 + i);
             g.erase_block_output(body, 1 + i);
             self.changed = true;
+        }
+    }
+}
+
+/// Drops a folded node and the constants only it used right away (without alias analysis,
+/// which would then describe nodes that are gone): a chain of folds (`s + 'a' + 'a' ...`)
+/// would otherwise keep every intermediate value until dead-code elimination, quadratic
+/// memory for a growing string.
+fn drop_folded(g: &mut Graph, n: NodeId) {
+    if g.node(n).outputs().iter().any(|&o| g.value(o).has_uses()) {
+        return;
+    }
+    let inputs = g.node(n).inputs().to_vec();
+    if g.destroy_node(n).is_err() {
+        return;
+    }
+    for v in inputs {
+        let producer = g.value(v).node();
+        if g.is_alive(producer)
+            && g.node(producer).kind() == prim::Constant
+            && !g.value(v).has_uses()
+        {
+            let _ = g.destroy_node(producer);
         }
     }
 }

@@ -101,6 +101,10 @@ fn decode(b: u8) -> OptimizeOptions {
     }
 }
 
+/// The largest graph (in nodes, blocks included) the executor optimizes; larger ones run with
+/// the required passes only, since alias analysis costs memory quadratic in the graph's size.
+pub const MAX_OPTIMIZED_NODES: usize = 20_000;
+
 /// Optimizes `g` (a copy of a function's graph) for inputs of the given tensor types (`None`
 /// for non-tensor inputs), running each pass through `pm`.
 pub fn optimize_graph(
@@ -152,6 +156,13 @@ fn profiling_pipeline(
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
+    // The shapes a graph declares (a traced graph records its example inputs' sizes on every
+    // value) are not promises about later inputs: only the ArgumentSpec's types, applied below,
+    // may specialize the plan, so `x.size(0)` of a traced graph stays dynamic.
+    pm.run("RemoveTensorTypeSpecializations", g, |g| {
+        remove_tensor_type_specializations(g);
+        true
+    });
     // runProfilingInsensitiveOptimizations
     if opts.optimize && opts.inline {
         pm.run("Inline", g, inline_calls);

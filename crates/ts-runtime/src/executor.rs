@@ -140,7 +140,13 @@ impl GraphExecutor {
             }
             None => {
                 self.misses.fetch_add(1, Ordering::Relaxed);
-                let opts = ts_passes::executor_pipeline::executor_options();
+                let mut opts = ts_passes::executor_pipeline::executor_options();
+                // AliasDb's bitsets grow with the square of the graph; generated graphs of
+                // tens of thousands of nodes run with the required passes only.
+                if self.graph.all_nodes().len() > ts_passes::executor_pipeline::MAX_OPTIMIZED_NODES
+                {
+                    opts.optimize = false;
+                }
                 let optimized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     self.optimized_graph(inputs, opts, &mut PassManager::new())
                 }));

@@ -84,7 +84,13 @@ impl Archive {
     }
 
     fn from_reader(reader: Box<dyn ReadSeek>, source: String, len: u64) -> Result<Archive> {
-        let zip = ZipArchive::new(reader).map_err(|e| SerializeError::Zip {
+        // PyTorch's archives start at offset 0. The zip crate's offset detection can be misled
+        // when the zip64 end records happen to be as long as the first central directory
+        // entry (a top-level folder name of 21 bytes), so the offset is given, not guessed.
+        let config = zip::read::Config {
+            archive_offset: zip::read::ArchiveOffset::Known(0),
+        };
+        let zip = ZipArchive::with_config(config, reader).map_err(|e| SerializeError::Zip {
             context: source.clone(),
             message: e.to_string(),
         })?;

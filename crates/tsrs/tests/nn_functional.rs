@@ -106,7 +106,7 @@ fn pad_modes_match_pytorch() {
 fn losses_and_unfold_match_pytorch() {
     let loss = |expr: &str| {
         floats(&format!(
-            "def f() -> List[float]:\n    a = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]])\n    t = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])\n    return [{expr}.item()]\n"
+            "def f() -> List[float]:\n    a = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]])\n    t = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])\n    return [float({expr})]\n"
         ))
     };
     close(
