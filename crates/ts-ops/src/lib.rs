@@ -1,6 +1,7 @@
 //! `ts-ops`: the operator registry and the builtin operators (PyTorch's
 //! `jit/runtime/operator` and `register_*_ops`).
 
+pub mod autograd;
 pub mod containers;
 pub mod coverage;
 pub mod fast;
@@ -31,6 +32,7 @@ pub fn register_builtins(r: &Registry) {
     prim::register(r);
     optimizer_ops::register(r);
     tensor_ops::register(r);
+    autograd::api::register(r);
     upgraders::register(r);
 }
 

@@ -108,6 +108,8 @@ impl Registry {
     /// Registers `schema` (a full schema string) with an operation.
     pub fn register(&self, schema: &str, op: Operation) -> Result<Arc<Operator>, Error> {
         let s = FunctionSchema::parse(schema).map_err(|e| bad_schema(schema, e))?;
+        // Autograd records here, where every operator is registered (see `autograd::record`).
+        let op = crate::autograd::record::wrap(&s, op);
         Ok(self.insert(Operator {
             symbol: Symbol::new(&s.name),
             schema: Arc::new(s),

@@ -6,6 +6,7 @@
 #[macro_use]
 pub(crate) mod cpu;
 pub mod aten_format;
+pub mod autograd;
 pub mod complex;
 pub mod config;
 pub mod device;

@@ -20,6 +20,9 @@ struct StorageImpl {
     /// For memory borrowed from elsewhere (a NumPy array, a DLPack producer): what keeps it
     /// alive. Dropped with the storage instead of deallocating `ptr`.
     owner: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// Autograd's version counter, shared by every view: bumped by each in-place write so that
+    /// a backward pass can tell a saved tensor was modified.
+    version: std::sync::atomic::AtomicU64,
 }
 
 impl Drop for StorageImpl {
@@ -75,6 +78,7 @@ impl Storage {
                 nbytes,
                 device,
                 owner: None,
+                version: std::sync::atomic::AtomicU64::new(0),
             }),
         })
     }
@@ -107,6 +111,7 @@ impl Storage {
                 nbytes,
                 device: Device::Cpu,
                 owner: Some(owner),
+                version: std::sync::atomic::AtomicU64::new(0),
             }),
         })
     }
@@ -122,6 +127,18 @@ impl Storage {
         // SAFETY: `s` is freshly allocated with exactly `bytes.len()` bytes and not yet shared.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), s.as_mut_ptr(), bytes.len()) };
         Ok(s)
+    }
+
+    /// The autograd version counter (`Tensor._version`), shared by the views of this storage.
+    pub fn version(&self) -> u64 {
+        self.inner.version.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Records one in-place write (see [`Storage::version`]).
+    pub fn bump_version(&self) {
+        self.inner
+            .version
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Number of bytes.

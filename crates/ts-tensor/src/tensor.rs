@@ -69,6 +69,8 @@ struct TensorImpl {
     /// For a nested tensor: the length (dim 1) of each of its sequences. The metadata then
     /// describes the padded `[B, T, ...]` tensor that holds them (see `ops/nested.rs`).
     nested: Option<Box<[i64]>>,
+    /// Autograd history and `.grad` (see [`crate::autograd`]); `None` for plain tensors.
+    autograd: parking_lot::Mutex<Option<Box<crate::autograd::AutogradMeta>>>,
 }
 
 /// A tensor. Cloning the handle aliases: both clones are the same tensor, as Python references
@@ -76,6 +78,17 @@ struct TensorImpl {
 #[derive(Clone)]
 pub struct Tensor {
     inner: Arc<TensorImpl>,
+}
+
+/// A weak handle to a tensor (see [`Tensor::downgrade`]).
+#[derive(Clone)]
+pub struct WeakTensor(std::sync::Weak<TensorImpl>);
+
+impl WeakTensor {
+    /// The tensor, if some handle still keeps it alive.
+    pub fn upgrade(&self) -> Option<Tensor> {
+        self.0.upgrade().map(|inner| Tensor { inner })
+    }
 }
 
 /// Row-major (contiguous) strides for `sizes`.
@@ -154,6 +167,7 @@ impl Tensor {
             inner: Arc::new(TensorImpl {
                 meta: RwLock::new(meta),
                 nested: None,
+                autograd: parking_lot::Mutex::new(None),
             }),
         }
     }
@@ -176,6 +190,7 @@ impl Tensor {
             inner: Arc::new(TensorImpl {
                 meta: RwLock::new(meta),
                 nested: Some(lengths.into_boxed_slice()),
+                autograd: parking_lot::Mutex::new(None),
             }),
         })
     }
@@ -316,6 +331,18 @@ impl Tensor {
     /// Sets the `requires_grad` flag (visible through every handle).
     pub fn set_requires_grad(&self, v: bool) {
         self.inner.meta.write().requires_grad = v;
+    }
+
+    /// The autograd metadata, created on first use (see [`crate::autograd`]).
+    pub fn autograd(
+        &self,
+    ) -> parking_lot::MutexGuard<'_, Option<Box<crate::autograd::AutogradMeta>>> {
+        self.inner.autograd.lock()
+    }
+
+    /// A handle that does not keep the tensor alive (for `retain_grad` hooks in the graph).
+    pub fn downgrade(&self) -> WeakTensor {
+        WeakTensor(Arc::downgrade(&self.inner))
     }
 
     /// True when both handles are the same tensor (Python `is`).

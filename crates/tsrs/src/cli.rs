@@ -48,6 +48,10 @@ enum Command {
         /// file (anything else); printed to stdout when absent.
         #[arg(long)]
         output: Option<PathBuf>,
+        /// Run with gradients disabled (`torch.no_grad()`): no autograd history is recorded
+        /// even for tensors that require grad. Gradients are enabled by default, as in PyTorch.
+        #[arg(long)]
+        no_grad: bool,
     },
     /// Save a program's function (as a module's `forward`) or re-save a loaded archive, as
     /// `torch.jit.save` would write it.
@@ -177,7 +181,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             random,
             seed,
             output,
+            no_grad,
         } => {
+            let _mode = no_grad.then(ts_tensor::autograd::GradModeGuard::no_grad);
             let mut args = match inputs {
                 Some(p) => crate::run_command::read_inputs(&p)?,
                 None => Vec::new(),

@@ -286,6 +286,10 @@ impl FunctionEmitter<'_> {
                         self.constant(IValue::Int(d.scalar_type_index())),
                     ));
                 }
+                if name == "no_grad" {
+                    super::grad_mode::ensure_no_grad(&mut *self.ctx)?;
+                    return self.qualified_global(super::grad_mode::NO_GRAD, range);
+                }
                 Ok(match name {
                     "Tensor" => Sugared::TypeName(Type::tensor()),
                     "nn" | "jit" | "linalg" | "special" | "fft" | "_C" | "_VF" | "autograd"
@@ -381,6 +385,15 @@ impl FunctionEmitter<'_> {
                         format!("torch.jit.{name} is not supported in TorchScript code"),
                     )
                 }
+            }),
+            "torch.autograd" | "torch.autograd.grad_mode" if name == "no_grad" => {
+                super::grad_mode::ensure_no_grad(&mut *self.ctx)?;
+                self.qualified_global(super::grad_mode::NO_GRAD, range)
+            }
+            "torch.autograd" if name == "grad_mode" => Ok(Sugared::Module(full)),
+            "torch.autograd" => Ok(Sugared::Builtin {
+                name: Symbol::aten(name),
+                self_val: None,
             }),
             "typing" => Ok(Sugared::Module(format!("typing.{name}"))),
             "warnings" if name == "warn" => Ok(Sugared::Special(Special::Warn)),

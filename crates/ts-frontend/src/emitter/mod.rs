@@ -8,6 +8,7 @@ pub mod classes;
 pub mod environment;
 pub mod expr;
 pub mod function;
+pub mod grad_mode;
 pub mod library;
 pub mod statements;
 pub mod sugared;

@@ -860,13 +860,7 @@ impl FunctionEmitter<'_> {
             let obj = self.emit_expr(e, None)?;
             let ot = self.g.value(obj).ty().clone();
             let Some(class) = ot.class_type().cloned() else {
-                return self.err(
-                    &e.range,
-                    format!(
-                        "with item expression must return an object, got {}",
-                        ot.annotation_str()
-                    ),
-                );
+                return self.err(&e.range, "With item expression must return an object");
             };
             for m in ["__enter__", "__exit__"] {
                 if class.find_method(m).is_none() && !self.class_has_pending(&class, m) {

@@ -367,20 +367,7 @@ pub fn register(r: &Registry) {
     def(r, "aten::constant_pad_nd", |a| {
         constant_pad(a.t(0)?, &a.ints(1)?, a.s(2)?)
     });
-    def(r, "aten::is_grad_enabled", |_a| Ok(GRAD_ENABLED.get()));
-    def(r, "aten::set_grad_enabled", |a| {
-        GRAD_ENABLED.set(a.b(0)?);
-        Ok(())
-    });
     def(r, "aten::is_autocast_enabled", |_a| Ok(false));
-}
-
-thread_local! {
-    /// The grad mode `torch.is_grad_enabled()` reports: on by default as in PyTorch, so code that
-    /// picks a path by it (the `nn.TransformerEncoder` / `MultiheadAttention` fast paths, taken
-    /// only without grad) chooses as PyTorch does; `torch.no_grad()` switches it off through
-    /// `set_grad_enabled`. tsrs records no autograd history either way.
-    static GRAD_ENABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
 /// `F.pad(x, pad, value=v)`: pads the last dims (pairs from the last dim backwards); negative

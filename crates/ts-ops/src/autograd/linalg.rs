@@ -1,0 +1,289 @@
+//! Derivatives of the matrix-product family (`matmul`, `mm`, `bmm`, `addmm`, `linear`, ...)
+//! and of basic linear algebra (inverse, determinants, trace, solve).
+
+use ts_core::IValue;
+use ts_tensor::{Error, Tensor};
+
+use super::formula::{Ctx, Table};
+use super::ops::{self as o, tv};
+
+type R = Result<Vec<Option<Tensor>>, Error>;
+
+fn one(t: Tensor) -> R {
+    Ok(vec![Some(t)])
+}
+
+/// Gradients of `a @ b` (matmul semantics: 1-D operands promoted, batch dims broadcast).
+pub(super) fn matmul_grads(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor, Tensor), Error> {
+    let (a1, b1) = (a.dim() == 1, b.dim() == 1);
+    let ap = if a1 { o::unsqueeze(a, 0)? } else { a.clone() };
+    let bp = if b1 { o::unsqueeze(b, 1)? } else { b.clone() };
+    let mut gp = g.clone();
+    if a1 && b1 {
+        gp = o::reshape(&gp, &[1, 1])?;
+    } else if a1 {
+        gp = o::unsqueeze(&gp, -2)?;
+    } else if b1 {
+        gp = o::unsqueeze(&gp, -1)?;
+    }
+    let ga = o::matmul(&gp, &o::mh(&bp)?)?;
+    let gb = o::matmul(&o::mh(&ap)?, &gp)?;
+    let ga = o::reshape(&o::sum_to(&ga, &ap.sizes())?, &a.sizes())?;
+    let gb = o::reshape(&o::sum_to(&gb, &bp.sizes())?, &b.sizes())?;
+    Ok((ga, gb))
+}
+
+fn s(c: &Ctx, i: usize) -> Result<f64, Error> {
+    Ok(c.args.s(i)?.to_f64())
+}
+
+pub(super) fn register(t: &mut Table) {
+    for name in [
+        "aten::matmul",
+        "aten::mm",
+        "aten::bmm",
+        "aten::mv",
+        "aten::dot",
+    ] {
+        t.add(name, |c, g| {
+            let (a, b) = (c.t(0)?, c.t(1)?);
+            if a.dim() == 0 || b.dim() == 0 {
+                return Ok(vec![
+                    Some(o::sum_to(&o::mul(&g[0], b)?, &a.sizes())?),
+                    Some(o::sum_to(&o::mul(&g[0], a)?, &b.sizes())?),
+                ]);
+            }
+            let (ga, gb) = matmul_grads(a, b, &g[0])?;
+            Ok(vec![Some(ga), Some(gb)])
+        });
+    }
+    t.add("aten::inner", |c, g| inner_grads(c.t(0)?, c.t(1)?, &g[0]));
+    t.add("aten::vdot", |c, g| {
+        let (a, b) = (c.t(0)?, c.t(1)?);
+        Ok(vec![
+            Some(o::mul(&o::conj(&g[0])?, b)?),
+            Some(o::mul(&g[0], a)?),
+        ])
+    });
+    t.add("aten::linalg_vecdot", |c, g| {
+        let (a, b) = (c.t(0)?, c.t(1)?);
+        let d = c.args.int(2)?;
+        let gk = o::unsqueeze(&g[0], d)?;
+        Ok(vec![
+            Some(o::sum_to(&o::mul(&gk, b)?, &a.sizes())?),
+            Some(o::sum_to(&o::mul(&gk, a)?, &b.sizes())?),
+        ])
+    });
+    for name in ["aten::outer", "aten::ger"] {
+        t.add(name, |c, g| {
+            let (a, b) = (c.t(0)?, c.t(1)?);
+            Ok(vec![
+                Some(o::matmul(&g[0], b)?),
+                Some(o::matmul(&o::t(&g[0])?, a)?),
+            ])
+        });
+    }
+    for name in ["aten::addmm", "aten::addmv", "aten::baddbmm", "aten::addr"] {
+        t.add(name, |c, g| {
+            let (x, a, b) = (c.t(0)?, c.t(1)?, c.t(2)?);
+            let (beta, alpha) = (s(c, 3)?, s(c, 4)?);
+            let (ga, gb) = if a.dim() == 1 && b.dim() == 1 {
+                // addr: outer product
+                (o::matmul(&g[0], b)?, o::matmul(&o::t(&g[0])?, a)?)
+            } else {
+                let gfull = o::expand(&g[0], &out_shape(a, b))?;
+                matmul_grads(a, b, &gfull)?
+            };
+            Ok(vec![
+                Some(o::sum_to(&o::mul_s(&g[0], beta)?, &x.sizes())?),
+                Some(o::mul_s(&ga, alpha)?),
+                Some(o::mul_s(&gb, alpha)?),
+            ])
+        });
+    }
+    t.add("aten::addbmm", |c, g| {
+        let (x, a, b) = (c.t(0)?, c.t(1)?, c.t(2)?);
+        let (beta, alpha) = (s(c, 3)?, s(c, 4)?);
+        let n = a.sizes()[0];
+        let gb3 = o::expand(&o::unsqueeze(&g[0], 0)?, &[n, g[0].sizes()[0], g[0].sizes()[1]])?;
+        let (ga, gb) = matmul_grads(a, b, &gb3)?;
+        Ok(vec![
+            Some(o::sum_to(&o::mul_s(&g[0], beta)?, &x.sizes())?),
+            Some(o::mul_s(&ga, alpha)?),
+            Some(o::mul_s(&gb, alpha)?),
+        ])
+    });
+    t.add("aten::linear", |c, g| {
+        let (x, w) = (c.t(0)?, c.t(1)?);
+        let b = c.args.ot(2)?;
+        let gx = o::sum_to(&o::matmul(&g[0], w)?, &x.sizes())?;
+        let gw = if w.dim() == 1 {
+            // weight [in]: y = x @ w
+            let (_, gw) = matmul_grads(x, w, &g[0])?;
+            gw
+        } else {
+            let g2 = o::reshape(&g[0], &[-1, w.sizes()[0]])?;
+            let x2 = o::reshape(x, &[-1, w.sizes()[1]])?;
+            o::mm(&o::t(&g2)?, &x2)?
+        };
+        let gb = match b {
+            Some(b) => Some(o::sum_to(&g[0], &b.sizes())?),
+            None => None,
+        };
+        Ok(vec![Some(gx), Some(gw), gb])
+    });
+    t.add("aten::trace", |c, g| {
+        let x = c.t(0)?;
+        let n = x.sizes()[0].min(x.sizes()[1]);
+        let eye = o::call1(
+            "aten::eye",
+            vec![IValue::Int(n), IValue::Int(x.dtype().scalar_type_index()), IValue::None, IValue::None, IValue::None],
+        )?;
+        let z = o::zeros(&x.sizes(), x.dtype())?;
+        let d = o::call1(
+            "aten::diagonal_scatter",
+            vec![
+                tv(&z),
+                tv(&o::call1("aten::diagonal", vec![tv(&eye), IValue::Int(0), IValue::Int(0), IValue::Int(1)])?),
+                IValue::Int(0),
+                IValue::Int(0),
+                IValue::Int(1),
+            ],
+        )?;
+        one(o::mul(&d, &g[0])?)
+    });
+    for name in ["aten::linalg_inv", "aten::inverse"] {
+        t.add(name, |c, g| {
+            let inv = o::call1("aten::linalg_inv", vec![tv(c.t(0)?)])?;
+            let ih = o::mh(&inv)?;
+            one(o::neg(&o::matmul(&o::matmul(&ih, &g[0])?, &ih)?)?)
+        });
+    }
+    for name in ["aten::linalg_det", "aten::det"] {
+        t.add(name, |c, g| {
+            let a = c.t(0)?;
+            let d = o::call1("aten::linalg_det", vec![tv(a)])?;
+            let inv = o::call1("aten::linalg_inv", vec![tv(a)])?;
+            let gd = o::mul(&g[0], &d)?;
+            let gd = o::unsqueeze(&o::unsqueeze(&gd, -1)?, -1)?;
+            one(o::mul(&gd, &o::mh(&inv)?)?)
+        });
+    }
+    t.add("aten::logdet", |c, g| {
+        let a = c.t(0)?;
+        let inv = o::call1("aten::linalg_inv", vec![tv(a)])?;
+        let gk = o::unsqueeze(&o::unsqueeze(&g[0], -1)?, -1)?;
+        one(o::mul(&gk, &o::mh(&inv)?)?)
+    });
+    for name in ["aten::linalg_slogdet", "aten::slogdet"] {
+        t.add(name, |c, g| {
+            let a = c.t(0)?;
+            let inv = o::call1("aten::linalg_inv", vec![tv(a)])?;
+            let gk = o::unsqueeze(&o::unsqueeze(&g[1], -1)?, -1)?;
+            one(o::mul(&gk, &o::mh(&inv)?)?)
+        });
+    }
+    t.add("aten::linalg_solve", |c, g| {
+        let (a, b) = (c.t(0)?, c.t(1)?);
+        if !c.args.b(2)? {
+            return Err(Error::runtime(
+                "the derivative of linalg_solve with left=False is not implemented in tsrs",
+            ));
+        }
+        let x = c.out(0)?;
+        let vec_b = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
+        let (xg, gg) = if vec_b {
+            (o::unsqueeze(&x, -1)?, o::unsqueeze(&g[0], -1)?)
+        } else {
+            (x, g[0].clone())
+        };
+        let gb = o::call1(
+            "aten::linalg_solve",
+            vec![tv(&o::mh(a)?), tv(&gg), IValue::Bool(true)],
+        )?;
+        let ga = o::neg(&o::matmul(&gb, &o::mh(&xg)?)?)?;
+        let gb = if vec_b {
+            o::call1("aten::squeeze.dim", vec![tv(&gb), IValue::Int(-1)])?
+        } else {
+            gb
+        };
+        Ok(vec![
+            Some(o::sum_to(&ga, &a.sizes())?),
+            Some(o::sum_to(&gb, &b.sizes())?),
+        ])
+    });
+    t.add("aten::kron", |c, g| {
+        let (a, b) = (c.t(0)?, c.t(1)?);
+        let nd = a.dim().max(b.dim());
+        let pad = |x: &Tensor| -> Vec<i64> {
+            let mut v = vec![1i64; nd - x.dim()];
+            v.extend(x.sizes().iter().copied());
+            v
+        };
+        let (sa, sb) = (pad(a), pad(b));
+        // g viewed as [a0, b0, a1, b1, ...]
+        let mut inter = Vec::new();
+        for i in 0..nd {
+            inter.push(sa[i]);
+            inter.push(sb[i]);
+        }
+        let g4 = o::reshape(&g[0], &inter)?;
+        let a4: Vec<i64> = sa.iter().flat_map(|&x| [x, 1]).collect();
+        let b4: Vec<i64> = sb.iter().flat_map(|&x| [1, x]).collect();
+        let ar = o::reshape(a, &a4)?;
+        let br = o::reshape(b, &b4)?;
+        let odd: Vec<i64> = (0..nd).map(|i| (2 * i + 1) as i64).collect();
+        let even: Vec<i64> = (0..nd).map(|i| (2 * i) as i64).collect();
+        let ga = o::sum_dims(&o::mul(&g4, &br)?, &odd, false)?;
+        let gb = o::sum_dims(&o::mul(&g4, &ar)?, &even, false)?;
+        Ok(vec![
+            Some(o::reshape(&ga, &a.sizes())?),
+            Some(o::reshape(&gb, &b.sizes())?),
+        ])
+    });
+    for name in ["aten::linalg_cross", "aten::cross"] {
+        t.add(name, |c, g| {
+            let (a, b) = (c.t(0)?, c.t(1)?);
+            let d = match c.args.0.get(2) {
+                Some(IValue::Int(d)) => *d,
+                _ => -1,
+            };
+            let cross = |x: &Tensor, y: &Tensor| {
+                o::call1("aten::linalg_cross", vec![tv(x), tv(y), IValue::Int(d)])
+            };
+            Ok(vec![
+                Some(o::sum_to(&cross(b, &g[0])?, &a.sizes())?),
+                Some(o::sum_to(&cross(&g[0], a)?, &b.sizes())?),
+            ])
+        });
+    }
+}
+
+/// `inner(a, b)`: a contraction over the last dimension of both.
+fn inner_grads(a: &Tensor, b: &Tensor, g: &Tensor) -> R {
+    if a.dim() == 0 || b.dim() == 0 {
+        return Ok(vec![
+            Some(o::sum_to(&o::mul(g, b)?, &a.sizes())?),
+            Some(o::sum_to(&o::mul(g, a)?, &b.sizes())?),
+        ]);
+    }
+    let k = *a.sizes().last().unwrap_or(&1);
+    let a2 = o::reshape(a, &[-1, k])?;
+    let b2 = o::reshape(b, &[-1, k])?;
+    let g2 = o::reshape(g, &[a2.sizes()[0], b2.sizes()[0]])?;
+    Ok(vec![
+        Some(o::reshape(&o::mm(&g2, &b2)?, &a.sizes())?),
+        Some(o::reshape(&o::mm(&o::t(&g2)?, &a2)?, &b.sizes())?),
+    ])
+}
+
+/// The shape of `a @ b` for 2-D/3-D operands (addmm/addmv/baddbmm's product).
+fn out_shape(a: &Tensor, b: &Tensor) -> Vec<i64> {
+    let (sa, sb) = (a.sizes(), b.sizes());
+    match (a.dim(), b.dim()) {
+        (2, 1) => vec![sa[0]],
+        (2, 2) => vec![sa[0], sb[1]],
+        (3, 3) => vec![sa[0], sa[1], sb[2]],
+        _ => vec![],
+    }
+}
