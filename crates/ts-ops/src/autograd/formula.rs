@@ -129,6 +129,7 @@ pub fn formula_for(full_name: &str) -> Option<Formula> {
         super::shape::register(&mut t);
         super::linalg::register(&mut t);
         super::nn::register(&mut t);
+        super::nn::register_pools(&mut t);
         t.0
     })
     .get(full_name)

@@ -79,7 +79,7 @@ fn numeric_grads(
         let base = xs[i].to_vec::<f64>();
         let mut g = vec![0.0; base.len()];
         for j in 0..base.len() {
-            let mut run = |d: f64| -> Result<f64, Error> {
+            let run = |d: f64| -> Result<f64, Error> {
                 let mut v = base.clone();
                 v[j] += d;
                 let mut ys = xs.to_vec();

@@ -964,3 +964,105 @@ fn gather_like(c: &Ctx, g: &[Tensor]) -> R {
     let body = o::call1("aten::narrow", vec![tv(&acc), IValue::Int(0), IValue::Int(1), IValue::Int(n)])?;
     one(o::reshape(&body, &x.sizes())?)
 }
+
+/// One-dimensional average pooling along `d` as windows of sums (ATen's window and divisor
+/// rules, including `ceil_mode` and `count_include_pad`); `divide` false keeps the sums.
+#[allow(clippy::too_many_arguments)]
+fn avg_pool_dim(
+    x: &Tensor,
+    d: i64,
+    k: i64,
+    s: i64,
+    p: i64,
+    ceil: bool,
+    cip: bool,
+    divide: bool,
+) -> Result<Tensor, Error> {
+    let len = x.sizes()[d as usize];
+    let span = len + 2 * p - k;
+    let mut out = if ceil {
+        (span + s - 1).div_euclid(s) + 1
+    } else {
+        span.div_euclid(s) + 1
+    };
+    if ceil && (out - 1) * s >= len + p {
+        out -= 1;
+    }
+    let mut parts = Vec::new();
+    for i in 0..out {
+        let hstart = i * s - p;
+        let hend = (hstart + k).min(len + p);
+        let pool = hend - hstart;
+        let hs = hstart.max(0);
+        let he = hend.min(len);
+        let w = o::call1(
+            "aten::narrow",
+            vec![tv(x), IValue::Int(d), IValue::Int(hs), IValue::Int((he - hs).max(0))],
+        )?;
+        let sum = o::sum_dims(&w, &[d], true)?;
+        let div = if cip { pool } else { he - hs };
+        parts.push(if divide { o::div_s(&sum, div as f64)? } else { sum });
+    }
+    o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(d)])
+}
+
+/// `avg_pool{1,2,3}d` as separable one-dimensional poolings.
+fn avg_pool_decomposed(a: &[IValue], nd: usize) -> Result<Vec<Tensor>, Error> {
+    let x = t_of(a, 0)?;
+    let k = expand_list(&a[1].as_int_list().unwrap_or_default(), nd, 1);
+    let st = a[2].as_int_list().unwrap_or_default();
+    let s = if st.is_empty() { k.clone() } else { expand_list(&st, nd, 1) };
+    let p = expand_list(&a[3].as_int_list().unwrap_or_default(), nd, 0);
+    let ceil = a[4].as_bool().unwrap_or(false);
+    let cip = a[5].as_bool().unwrap_or(true);
+    let over = a.get(6).and_then(|v| v.as_int());
+    let mut y = x.clone();
+    let first = x.dim() - nd;
+    for i in 0..nd {
+        y = avg_pool_dim(&y, (first + i) as i64, k[i], s[i], p[i], ceil, cip, over.is_none())?;
+    }
+    if let Some(dv) = over {
+        y = o::div_s(&y, dv as f64)?;
+    }
+    Ok(vec![y])
+}
+
+/// `adaptive_avg_pool{1,2,3}d` as separable one-dimensional bin means.
+fn adaptive_avg_decomposed(a: &[IValue], nd: usize) -> Result<Vec<Tensor>, Error> {
+    let x = t_of(a, 0)?;
+    let sizes = expand_list(&a[1].as_int_list().unwrap_or_default(), nd, 1);
+    let first = x.dim() - nd;
+    let mut y = x.clone();
+    for (i, &out) in sizes.iter().enumerate() {
+        let d = (first + i) as i64;
+        let len = y.sizes()[d as usize];
+        let mut parts = Vec::new();
+        for j in 0..out {
+            let start = (j * len) / out;
+            let end = ((j + 1) * len + out - 1) / out;
+            let w = o::call1(
+                "aten::narrow",
+                vec![tv(&y), IValue::Int(d), IValue::Int(start), IValue::Int(end - start)],
+            )?;
+            parts.push(o::div_s(&o::sum_dims(&w, &[d], true)?, (end - start) as f64)?);
+        }
+        y = o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(d)])?;
+    }
+    Ok(vec![y])
+}
+
+/// Registers the pooling decompositions.
+pub(super) fn register_pools(t: &mut Table) {
+    t.linear("aten::avg_pool1d", |c, g| via_decomposition(c, g, |a| avg_pool_decomposed(a, 1)));
+    t.linear("aten::avg_pool2d", |c, g| via_decomposition(c, g, |a| avg_pool_decomposed(a, 2)));
+    t.linear("aten::avg_pool3d", |c, g| via_decomposition(c, g, |a| avg_pool_decomposed(a, 3)));
+    t.linear("aten::adaptive_avg_pool1d", |c, g| {
+        via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 1))
+    });
+    for name in ["aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d"] {
+        t.linear(name, |c, g| via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 2)));
+    }
+    for name in ["aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d"] {
+        t.linear(name, |c, g| via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 3)));
+    }
+}

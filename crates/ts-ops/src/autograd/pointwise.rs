@@ -360,14 +360,6 @@ pub(super) fn register(t: &mut Table) {
         let db = o::mul(&g[0], &o::div(a, b)?)?;
         Ok(vec![Some(reduce_to(&da, a)?), Some(reduce_to(&db, b)?)])
     });
-    t.add("aten::special_xlog1py", |c, g| {
-        let (a, b) = (c.t(0)?, c.t(1)?);
-        let da = o::mul(&g[0], &o::log1p(b)?)?;
-        let nz = o::ne(a, &o::zeros_like(a)?)?;
-        let da = o::mask(&nz, &da)?;
-        let db = o::mul(&g[0], &o::div(a, &o::add_s(b, 1.0)?)?)?;
-        Ok(vec![Some(reduce_to(&da, a)?), Some(reduce_to(&db, b)?)])
-    });
     t.add("aten::copysign.Tensor", |c, g| {
         let (a, b) = (c.t(0)?, c.t(1)?);
         let r = o::call1("aten::copysign.Tensor", vec![o::tv(a), o::tv(b)])?;
@@ -473,6 +465,86 @@ pub(super) fn register(t: &mut Table) {
         ])
     });
 
+    // Special functions.
+    t.add("aten::special_ndtr", |c, g| {
+        unary(c, g, |x| gauss(x))
+    });
+    t.add("aten::special_log_ndtr", |c, g| {
+        unary(c, g, |x| {
+            let n = o::call1("aten::special_ndtr", vec![o::tv(x)])?;
+            o::div(&gauss(x)?, &n)
+        })
+    });
+    t.add("aten::special_ndtri", |c, g| {
+        unary(c, g, |x| {
+            let y = o::call1("aten::special_ndtri", vec![o::tv(x)])?;
+            o::mul_s(
+                &o::exp(&o::mul_s(&o::square(&y)?, 0.5)?)?,
+                (2.0 * std::f64::consts::PI).sqrt(),
+            )
+        })
+    });
+    t.add("aten::special_entr", |c, g| {
+        unary(c, g, |x| o::neg(&o::add_s(&o::log(x)?, 1.0)?))
+    });
+    t.add("aten::special_erfcx", |c, g| {
+        unary(c, g, |x| {
+            let e = o::call1("aten::special_erfcx", vec![o::tv(x)])?;
+            o::add_s(
+                &o::mul_s(&o::mul(x, &e)?, 2.0)?,
+                -2.0 / std::f64::consts::PI.sqrt(),
+            )
+        })
+    });
+    t.add("aten::special_i0e", |c, g| {
+        unary(c, g, |x| {
+            let i0e = o::call1("aten::special_i0e", vec![o::tv(x)])?;
+            let i1e = o::call1("aten::special_i1e", vec![o::tv(x)])?;
+            o::sub(&i1e, &o::mul(&o::sign(x)?, &i0e)?)
+        })
+    });
+    t.add("aten::special_i1e", |c, g| {
+        unary(c, g, |x| {
+            let i0e = o::call1("aten::special_i0e", vec![o::tv(x)])?;
+            let i1e = o::call1("aten::special_i1e", vec![o::tv(x)])?;
+            let d = o::sub(&i0e, &o::mul(&i1e, &o::add(&o::sign(x)?, &o::reciprocal(x)?)?)?)?;
+            let zero = o::eq(x, &o::zeros_like(x)?)?;
+            o::where_(&zero, &o::add_s(&o::zeros_like(x)?, 0.5)?, &d)
+        })
+    });
+    t.add("aten::i0", |c, g| {
+        unary(c, g, |x| o::call1("aten::special_i1", vec![o::tv(x)]))
+    });
+    t.add("aten::special_bessel_j0", |c, g| {
+        unary(c, g, |x| o::neg(&o::call1("aten::special_bessel_j1", vec![o::tv(x)])?))
+    });
+    t.add("aten::special_bessel_j1", |c, g| {
+        unary(c, g, |x| {
+            let j0 = o::call1("aten::special_bessel_j0", vec![o::tv(x)])?;
+            let j1 = o::call1("aten::special_bessel_j1", vec![o::tv(x)])?;
+            let d = o::sub(&j0, &o::div(&j1, x)?)?;
+            let zero = o::eq(x, &o::zeros_like(x)?)?;
+            o::where_(&zero, &o::add_s(&o::zeros_like(x)?, 0.5)?, &d)
+        })
+    });
+    t.add("aten::mvlgamma", |c, g| {
+        let x = c.t(0)?;
+        let p = c.args.int(1)?;
+        let mut acc = o::zeros_like(x)?;
+        for i in 0..p {
+            acc = o::add(&acc, &o::digamma(&o::add_s(x, -(i as f64) / 2.0)?)?)?;
+        }
+        one(o::mul(&g[0], &acc)?)
+    });
+    t.add("aten::special_xlog1py", |c, g| {
+        let (a, b) = (c.t(0)?, c.t(1)?);
+        let da = o::mul(&g[0], &o::log1p(b)?)?;
+        let nz = o::ne(a, &o::zeros_like(a)?)?;
+        let da = o::mask(&nz, &da)?;
+        let db = o::mul(&g[0], &o::div(a, &o::add_s(b, 1.0)?)?)?;
+        Ok(vec![Some(reduce_to(&da, a)?), Some(reduce_to(&db, b)?)])
+    });
+
     // Clamps.
     t.add("aten::clamp", |c, g| {
         let x = c.t(0)?;
@@ -540,6 +612,14 @@ pub(super) fn register(t: &mut Table) {
             Some(reduce_to(&o::where_(&keep, &z, &g[0])?, hi)?),
         ])
     });
+}
+
+/// The standard normal density.
+fn gauss(x: &Tensor) -> Result<Tensor, Error> {
+    o::mul_s(
+        &o::exp(&o::mul_s(&o::square(x)?, -0.5)?)?,
+        1.0 / (2.0 * std::f64::consts::PI).sqrt(),
+    )
 }
 
 fn and(a: &Tensor, b: &Tensor) -> Result<Tensor, Error> {
