@@ -5,6 +5,7 @@
 //! the graph a backward pass builds with `create_graph=True` can be differentiated again.
 
 pub mod api;
+mod composite;
 pub mod engine;
 mod formula;
 pub mod gradcheck;

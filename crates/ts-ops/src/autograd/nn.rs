@@ -518,6 +518,15 @@ pub(super) fn register(t: &mut Table) {
             Ok(vec![channel_affine(y, ot_of(a, 1), ot_of(a, 2))?])
         })
     });
+    t.add("aten::_native_batch_norm_legit", |c, g| {
+        via_decomposition(c, &g[..1], |a| {
+            let x = t_of(a, 0)?;
+            let training = a[5].as_bool().unwrap_or(false);
+            let eps = f_of(a, 7);
+            let y = batch_norm_decomposed(&x, ot_of(a, 3), ot_of(a, 4), training, eps)?;
+            Ok(vec![channel_affine(y, ot_of(a, 1), ot_of(a, 2))?])
+        })
+    });
     t.add("aten::native_batch_norm", |c, g| {
         via_decomposition(c, &g[..1], |a| {
             let x = t_of(a, 0)?;
@@ -938,7 +947,7 @@ fn scatter_by_plane_known(x: &Tensor, idx: &Tensor, g: &Tensor, pooled: usize) -
 /// For operators that only move elements (each output element is one input element or a
 /// constant): run the operator on the element numbers 1..=n of the input and add the gradient
 /// back to those positions.
-fn gather_like(c: &Ctx, g: &[Tensor]) -> R {
+pub(super) fn gather_like(c: &Ctx, g: &[Tensor]) -> R {
     let x = c.t(0)?;
     let n = x.numel() as i64;
     let ids = o::call1(

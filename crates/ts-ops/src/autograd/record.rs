@@ -99,7 +99,9 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
         .collect();
     let base_name = schema.name.trim_start_matches("aten::");
     let in_place = base_name.ends_with('_') && written == [0];
-    let is_out = !written.is_empty() && !in_place;
+    // `out=` overloads write keyword-only arguments; they do not record (PyTorch refuses them
+    // for inputs that require grad).
+    let is_out = written.iter().any(|&i| schema.arguments[i].kwarg_only);
     let mut formula_op = full.clone();
     let formula = if in_place {
         let functional = format!(
