@@ -54,10 +54,177 @@ pub(super) fn register(t: &mut Table) {
         "aten::as_strided",
         "aten::as_strided_copy",
         "aten::diagflat",
-        "aten::msort",
+        "aten::combinations",
+        "aten::fft_fftshift",
+        "aten::fft_ifftshift",
     ] {
         t.linear(name, gather_like);
     }
+    t.linear("aten::narrow.Tensor", |c, g| {
+        let x = c.t(0)?;
+        let d = c.args.int(1)?;
+        let d = if d < 0 { d + x.dim() as i64 } else { d };
+        let start = c.t(2)?.to_vec::<i64>()[0];
+        let start = if start < 0 { start + x.sizes()[d as usize] } else { start };
+        let len = c.args.int(3)?;
+        let z = o::zeros(&x.sizes(), g[0].dtype())?;
+        Ok(vec![
+            Some(o::call1(
+                "aten::slice_scatter",
+                vec![tv(&z), tv(&g[0]), IValue::Int(d), IValue::Int(start), IValue::Int(start + len), IValue::Int(1)],
+            )?),
+            None,
+        ])
+    });
+    for name in ["aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack"] {
+        t.linear(name, |c, g| {
+            let op = c.op.clone();
+            via_decomposition(c, g, move |a| {
+                let xs: Vec<Tensor> = a[0]
+                    .list_items()
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|v| v.as_tensor().cloned())
+                    .collect();
+                let (prep, dim): (&str, i64) = match op.as_str() {
+                    "aten::vstack" => ("aten::atleast_2d", 0),
+                    "aten::dstack" => ("aten::atleast_3d", 2),
+                    "aten::hstack" => (
+                        "aten::atleast_1d",
+                        if xs.iter().all(|x| x.dim() <= 1) { 0 } else { 1 },
+                    ),
+                    _ => ("column", 1),
+                };
+                let parts = xs
+                    .iter()
+                    .map(|x| {
+                        if prep == "column" {
+                            if x.dim() <= 1 {
+                                o::reshape(x, &[x.numel() as i64, 1])
+                            } else {
+                                Ok(x.clone())
+                            }
+                        } else {
+                            o::call1(prep, vec![tv(x)])
+                        }
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                Ok(vec![o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(dim)])?])
+            })
+        });
+    }
+    t.add("aten::pdist", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let n = x.sizes()[0];
+            let mut r0 = Vec::new();
+            let mut r1 = Vec::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    r0.push(i);
+                    r1.push(j);
+                }
+            }
+            let i0 = Tensor::from_vec(r0.clone(), &[r0.len() as i64])?;
+            let i1 = Tensor::from_vec(r1.clone(), &[r1.len() as i64])?;
+            let a0 = o::call1("aten::index_select", vec![tv(&x), IValue::Int(0), tv(&i0)])?;
+            let a1 = o::call1("aten::index_select", vec![tv(&x), IValue::Int(0), tv(&i1)])?;
+            Ok(vec![vnorm(&o::sub(&a0, &a1)?, f_of(a, 1), -1, false)?])
+        })
+    });
+    t.add("aten::renorm", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let p = f_of(a, 1);
+            let d = i_of(a, 2);
+            let d = if d < 0 { d + x.dim() as i64 } else { d };
+            let maxnorm = f_of(a, 3);
+            let dims: Vec<i64> = (0..x.dim() as i64).filter(|&k| k != d).collect();
+            let norm = o::call1(
+                "aten::linalg_vector_norm",
+                vec![tv(&x), o::fv(p), IValue::int_list(dims), IValue::Bool(true), IValue::None],
+            )?;
+            let factor = o::div(
+                &o::add_s(&o::zeros_like(&norm)?, maxnorm)?,
+                &o::add_s(&norm, 1e-7)?,
+            )?;
+            let ones = o::add_s(&o::zeros_like(&norm)?, 1.0)?;
+            let factor = o::where_(&o::gt_s(&norm, maxnorm)?, &factor, &ones)?;
+            Ok(vec![o::mul(&x, &factor)?])
+        })
+    });
+    t.add("aten::cartesian_prod", |c, g| {
+        via_decomposition(c, g, |a| {
+            let xs: Vec<Tensor> = a[0]
+                .list_items()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v.as_tensor().cloned())
+                .collect();
+            if xs.len() == 1 {
+                return Ok(vec![o::mul_s(&xs[0], 1.0)?]);
+            }
+            let grids = o::call(
+                "aten::meshgrid.indexing",
+                vec![IValue::tensor_list(xs), IValue::str("ij")],
+            )?;
+            let cols = grids[0]
+                .list_items()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v.as_tensor().cloned())
+                .map(|t| o::reshape(&t, &[-1]))
+                .collect::<Result<Vec<_>, Error>>()?;
+            Ok(vec![o::call1("aten::stack", vec![IValue::tensor_list(cols), IValue::Int(1)])?])
+        })
+    });
+    t.add("aten::linalg_tensorinv", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let ind = i_of(a, 1) as usize;
+            let s = x.sizes();
+            let rows: i64 = s[..ind].iter().product();
+            let m = o::reshape(&x, &[rows, -1])?;
+            let inv = o::call1("aten::linalg_inv", vec![tv(&m)])?;
+            let mut shape: Vec<i64> = s[ind..].to_vec();
+            shape.extend_from_slice(&s[..ind]);
+            Ok(vec![o::reshape(&inv, &shape)?])
+        })
+    });
+    t.add("aten::linalg_tensorsolve", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let b = t_of(a, 1)?;
+            let mut x = x;
+            if let Some(dims) = a[2].as_int_list() {
+                let nd = x.dim() as i64;
+                let dims: Vec<i64> = dims.iter().map(|&d| if d < 0 { d + nd } else { d }).collect();
+                let mut perm: Vec<i64> = (0..nd).filter(|d| !dims.contains(d)).collect();
+                perm.extend(dims);
+                x = o::permute(&x, &perm)?;
+            }
+            let s = x.sizes();
+            let rest: Vec<i64> = s[b.dim()..].to_vec();
+            let m = o::reshape(&x, &[b.numel() as i64, -1])?;
+            let r = o::call1(
+                "aten::linalg_solve",
+                vec![tv(&m), tv(&o::reshape(&b, &[-1])?), IValue::Bool(true)],
+            )?;
+            Ok(vec![o::reshape(&r, &rest)?])
+        })
+    });
+    t.add("aten::linalg_vander", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let n = a[1].as_int().unwrap_or(*x.sizes().last().unwrap_or(&1));
+            let mut cols = vec![o::add_s(&o::mul_s(&x, 0.0)?, 1.0)?];
+            for _ in 1..n {
+                let prev = cols.last().cloned().expect("one column");
+                cols.push(o::mul(&prev, &x)?);
+            }
+            Ok(vec![o::call1("aten::stack", vec![IValue::tensor_list(cols), IValue::Int(-1)])?])
+        })
+    });
     t.add("aten::diff", |c, g| {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;

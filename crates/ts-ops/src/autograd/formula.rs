@@ -131,6 +131,7 @@ pub fn formula_for(full_name: &str) -> Option<Formula> {
         super::nn::register(&mut t);
         super::nn::register_pools(&mut t);
         super::composite::register(&mut t);
+        super::spectral::register(&mut t);
         t.0
     })
     .get(full_name)

@@ -33,6 +33,99 @@ pub(super) fn matmul_grads(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<(Tensor
     Ok((ga, gb))
 }
 
+fn t_of(a: &[IValue], i: usize) -> Result<Tensor, Error> {
+    a[i].as_tensor()
+        .cloned()
+        .ok_or_else(|| Error::runtime("autograd: expected a tensor argument"))
+}
+
+/// Matrix norms over two dimensions: Frobenius, nuclear (through singular values), and the
+/// 1/inf (max column/row abs sums) and 2/-2 (extreme singular values) orders.
+fn matrix_norm(x: &Tensor, ord: f64, dims: &[i64], kd: bool, sord: Option<&str>) -> Result<Tensor, Error> {
+    let nd = x.dim() as i64;
+    let d0 = if dims[0] < 0 { dims[0] + nd } else { dims[0] };
+    let d1 = if dims[1] < 0 { dims[1] + nd } else { dims[1] };
+    match sord {
+        Some("fro") => {
+            return o::call1(
+                "aten::linalg_vector_norm",
+                vec![tv(x), o::fv(2.0), IValue::int_list([d0, d1]), IValue::Bool(kd), IValue::None],
+            )
+        }
+        Some("nuc") => {
+            let m = o::permute(x, &move_last(nd, d0, d1))?;
+            let sv = o::call1("aten::linalg_svdvals", vec![tv(&m), IValue::None])?;
+            let r = o::sum_dims(&sv, &[-1], false)?;
+            return keep_two(&r, d0, d1, kd);
+        }
+        _ => {}
+    }
+    if ord.abs() == 2.0 {
+        let m = o::permute(x, &move_last(nd, d0, d1))?;
+        let sv = o::call1("aten::linalg_svdvals", vec![tv(&m), IValue::None])?;
+        let r = o::call1(
+            if ord > 0.0 { "aten::amax" } else { "aten::amin" },
+            vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)],
+        )?;
+        return keep_two(&r, d0, d1, kd);
+    }
+    // 1 / inf: the largest (-1 / -inf: smallest) absolute column / row sum.
+    let (sum_dim, red_dim) = if ord.abs() == 1.0 { (d0, d1) } else { (d1, d0) };
+    let s = o::sum_dims(&o::abs(x)?, &[sum_dim], true)?;
+    let r = o::call1(
+        if ord > 0.0 { "aten::amax" } else { "aten::amin" },
+        vec![tv(&s), IValue::int_list([red_dim]), IValue::Bool(true)],
+    )?;
+    if kd {
+        Ok(r)
+    } else {
+        let mut ds = [d0, d1];
+        ds.sort_unstable();
+        let r = o::call1("aten::squeeze.dim", vec![tv(&r), IValue::Int(ds[1])])?;
+        o::call1("aten::squeeze.dim", vec![tv(&r), IValue::Int(ds[0])])
+    }
+}
+
+fn move_last(nd: i64, d0: i64, d1: i64) -> Vec<i64> {
+    let mut p: Vec<i64> = (0..nd).filter(|&d| d != d0 && d != d1).collect();
+    p.push(d0);
+    p.push(d1);
+    p
+}
+
+fn keep_two(r: &Tensor, d0: i64, d1: i64, kd: bool) -> Result<Tensor, Error> {
+    if !kd {
+        return Ok(r.clone());
+    }
+    let mut ds = [d0, d1];
+    ds.sort_unstable();
+    let r = o::unsqueeze(r, ds[0])?;
+    o::unsqueeze(&r, ds[1])
+}
+
+fn solve_grads(a: &Tensor, b: &Tensor, x: &Tensor, g: &Tensor) -> R {
+    let vec_b = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
+    let (xg, gg) = if vec_b {
+        (o::unsqueeze(x, -1)?, o::unsqueeze(g, -1)?)
+    } else {
+        (x.clone(), g.clone())
+    };
+    let gb = o::call1(
+        "aten::linalg_solve",
+        vec![tv(&o::mh(a)?), tv(&gg), IValue::Bool(true)],
+    )?;
+    let ga = o::neg(&o::matmul(&gb, &o::mh(&xg)?)?)?;
+    let gb = if vec_b {
+        o::call1("aten::squeeze.dim", vec![tv(&gb), IValue::Int(-1)])?
+    } else {
+        gb
+    };
+    Ok(vec![
+        Some(o::sum_to(&ga, &a.sizes())?),
+        Some(o::sum_to(&gb, &b.sizes())?),
+    ])
+}
+
 fn s(c: &Ctx, i: usize) -> Result<f64, Error> {
     Ok(c.args.s(i)?.to_f64())
 }
@@ -181,6 +274,88 @@ pub(super) fn register(t: &mut Table) {
             let inv = o::call1("aten::linalg_inv", vec![tv(a)])?;
             let gk = o::unsqueeze(&o::unsqueeze(&g[1], -1)?, -1)?;
             one(o::mul(&gk, &o::mh(&inv)?)?)
+        });
+    }
+
+    t.add("aten::linalg_inv_ex", |c, g| {
+        let inv = o::call1("aten::linalg_inv", vec![tv(c.t(0)?)])?;
+        let ih = o::mh(&inv)?;
+        one(o::neg(&o::matmul(&o::matmul(&ih, &g[0])?, &ih)?)?)
+    });
+    t.add("aten::linalg_solve_ex", |c, g| {
+        let (a, b) = (c.t(0)?, c.t(1)?);
+        let x = o::call1("aten::linalg_solve", vec![tv(a), tv(b), IValue::Bool(true)])?;
+        solve_grads(a, b, &x, &g[0])
+    });
+    t.add("aten::linalg_eigvalsh", |c, g| {
+        let a = c.t(0)?;
+        let r = o::call("aten::linalg_eigh", vec![tv(a), c.args.0[1].clone()])?;
+        let v = r[1].as_tensor().cloned().ok_or_else(|| Error::runtime("eigh"))?;
+        // V diag(g) V^H
+        let vg = o::mul(&v, &o::unsqueeze(&g[0], -2)?)?;
+        one(o::matmul(&vg, &o::mh(&v)?)?)
+    });
+    t.add("aten::linalg_svdvals", |c, g| {
+        let a = c.t(0)?;
+        let r = o::call("aten::linalg_svd", vec![tv(a), IValue::Bool(false), IValue::None])?;
+        let u = r[0].as_tensor().cloned().ok_or_else(|| Error::runtime("svd"))?;
+        let vh = r[2].as_tensor().cloned().ok_or_else(|| Error::runtime("svd"))?;
+        let ug = o::mul(&u, &o::unsqueeze(&g[0], -2)?)?;
+        one(o::matmul(&ug, &vh)?)
+    });
+    for name in ["aten::linalg_cholesky", "aten::linalg_cholesky_ex"] {
+        t.add(name, |c, g| {
+            let a = c.t(0)?;
+            let upper = c.args.b(1)?;
+            let l = o::call1("aten::linalg_cholesky", vec![tv(a), IValue::Bool(false)])?;
+            let gl = if upper { o::mh(&g[0])? } else { g[0].clone() };
+            // Phi(L^H gL): lower triangle with the diagonal halved.
+            let p = o::matmul(&o::mh(&l)?, &gl)?;
+            let p = o::call1("aten::tril", vec![tv(&p), IValue::Int(0)])?;
+            let d = o::call1("aten::diagonal", vec![tv(&p), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)])?;
+            let p = o::sub(&p, &o::call1("aten::diag_embed", vec![tv(&o::mul_s(&d, 0.5)?), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)])?)?;
+            let li = o::call1("aten::linalg_inv", vec![tv(&l)])?;
+            let s = o::matmul(&o::matmul(&o::mh(&li)?, &p)?, &li)?;
+            let s = o::mul_s(&o::add(&s, &o::mh(&s)?)?, 0.5)?;
+            one(s)
+        });
+    }
+    t.add("aten::linalg_norm", |c, g| {
+        super::nn::via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let ord = a[1].as_scalar().map(|s| s.to_f64());
+            let dims = a[2].as_int_list();
+            let kd = a[3].as_bool().unwrap_or(false);
+            let two_d = match &dims {
+                Some(d) => d.len() == 2,
+                None => ord.is_some() && x.dim() == 2,
+            };
+            if two_d {
+                let dims = dims.unwrap_or(vec![-2, -1]);
+                return Ok(vec![matrix_norm(&x, ord.unwrap_or(2.0), &dims, kd, None)?]);
+            }
+            let dims_v = match dims {
+                Some(d) => IValue::int_list(d),
+                None => IValue::None,
+            };
+            Ok(vec![o::call1(
+                "aten::linalg_vector_norm",
+                vec![tv(&x), o::fv(ord.unwrap_or(2.0)), dims_v, IValue::Bool(kd), IValue::None],
+            )?])
+        })
+    });
+    for name in ["aten::linalg_matrix_norm", "aten::linalg_matrix_norm.str_ord", "aten::linalg_norm.ord_str"] {
+        t.add(name, |c, g| {
+            super::nn::via_decomposition(c, g, |a| {
+                let x = t_of(a, 0)?;
+                let (ord, sord) = match &a[1] {
+                    IValue::String(s) => (0.0, Some(s.to_string())),
+                    v => (v.as_scalar().map(|s| s.to_f64()).unwrap_or(2.0), None),
+                };
+                let dims = a[2].as_int_list().unwrap_or(vec![-2, -1]);
+                let kd = a[3].as_bool().unwrap_or(false);
+                Ok(vec![matrix_norm(&x, ord, &dims, kd, sord.as_deref())?])
+            })
         });
     }
     t.add("aten::linalg_solve", |c, g| {

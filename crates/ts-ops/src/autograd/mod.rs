@@ -16,5 +16,6 @@ mod pointwise;
 pub mod record;
 mod reduce;
 mod shape;
+mod spectral;
 
 pub use formula::{formula_for, Ctx, Formula};

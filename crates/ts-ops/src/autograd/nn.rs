@@ -497,6 +497,18 @@ pub(super) fn register(t: &mut Table) {
             Ok(vec![affine(y, ot_of(a, 2), ot_of(a, 3))?])
         })
     });
+    t.add("aten::native_group_norm", |c, g| {
+        via_decomposition(c, &g[..1], |a| {
+            let x = t_of(a, 0)?;
+            let groups = i_of(a, 6);
+            let eps = f_of(a, 7);
+            let n = x.sizes()[0];
+            let xr = o::reshape(&x, &[n, groups, -1])?;
+            let y = normalize(&xr, &[2], eps)?;
+            let y = o::reshape(&y, &x.sizes())?;
+            Ok(vec![channel_affine(y, ot_of(a, 1), ot_of(a, 2))?])
+        })
+    });
     t.add("aten::group_norm", |c, g| {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
@@ -575,6 +587,38 @@ pub(super) fn register(t: &mut Table) {
                 transposed: true,
                 output_padding: a[5].as_int_list().unwrap_or_default(),
                 groups: i_of(a, 6),
+            })
+        });
+    }
+    for name in ["aten::conv1d.padding", "aten::conv2d.padding", "aten::conv3d.padding"] {
+        t.add(name, |c, g| {
+            via_decomposition(c, g, |a| {
+                let x = t_of(a, 0)?;
+                let w = t_of(a, 1)?;
+                let nd = w.dim() - 2;
+                let stride = expand_list(&a[3].as_int_list().unwrap_or_default(), nd, 1);
+                let dil = expand_list(&a[5].as_int_list().unwrap_or_default(), nd, 1);
+                let mode = a[4].as_str().unwrap_or("valid");
+                let mut pad = Vec::new();
+                if mode == "same" {
+                    for i in (0..nd).rev() {
+                        let total = dil[i] * (w.sizes()[2 + i] - 1);
+                        pad.push(total / 2);
+                        pad.push(total - total / 2);
+                    }
+                }
+                let xp = if pad.iter().any(|&p| p != 0) {
+                    o::call1("aten::constant_pad_nd", vec![tv(&x), IValue::int_list(pad), IValue::Int(0)])?
+                } else {
+                    x
+                };
+                let mut y = convolution(&xp, &w, &stride, &vec![0; nd], &dil, false, &vec![0; nd], i_of(a, 6).max(1))?;
+                if let Some(b) = ot_of(a, 2) {
+                    let mut shape = vec![1i64; y.dim()];
+                    shape[y.dim() - nd - 1] = -1;
+                    y = o::add(&y, &o::reshape(&b, &shape)?)?;
+                }
+                Ok(vec![y])
             })
         });
     }
@@ -852,7 +896,7 @@ fn conv_grads(c: &Ctx, g: &Tensor, a: ConvArgs) -> R {
             .collect();
         convolution(&g, w, &stride, &padding, &dilation, true, &op, groups)?
     } else {
-        convolution(&g, w, &stride, &padding, &dilation, false, &[0; 0], groups)?
+        convolution(&g, w, &stride, &padding, &dilation, false, &vec![0; nd], groups)?
     };
     // weight gradient, group by group
     let cin = xs[1];
@@ -872,7 +916,7 @@ fn conv_grads(c: &Ctx, g: &Tensor, a: ConvArgs) -> R {
         } else {
             (o::transpose(&gg, 0, 1)?, o::transpose(&xg, 0, 1)?)
         };
-        let r = convolution(&lhs, &rhs, &dilation, &padding, &stride, false, &[0; 0], 1)?;
+        let r = convolution(&lhs, &rhs, &dilation, &padding, &stride, false, &vec![0; nd], 1)?;
         let mut r = o::transpose(&r, 0, 1)?;
         for i in 0..nd {
             r = o::call1(

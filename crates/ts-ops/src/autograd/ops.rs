@@ -107,9 +107,22 @@ unary! {
     logical_not => "aten::logical_not",
     isnan => "aten::isnan",
     t => "aten::t",
-    mh => "aten::mH",
-    mt => "aten::mT",
     relu => "aten::relu",
+}
+
+/// The last two dimensions swapped.
+pub fn mt(a: &Tensor) -> Result<Tensor, Error> {
+    transpose(a, -2, -1)
+}
+
+/// The conjugate transpose of the last two dimensions (`mH`).
+pub fn mh(a: &Tensor) -> Result<Tensor, Error> {
+    let t = transpose(a, -2, -1)?;
+    if t.dtype().is_complex() {
+        conj(&t)
+    } else {
+        Ok(t)
+    }
 }
 
 /// `a + b`.

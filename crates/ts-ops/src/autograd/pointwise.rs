@@ -145,8 +145,30 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.add("aten::logit", |c, g| {
-        // 1 / (x (1 - x)), NaN outside [0, 1] (eps=None).
-        unary(c, g, |x| o::reciprocal(&o::mul(x, &o::rsub_s(x, 1.0)?)?))
+        // 1 / (x (1 - x)); with eps, 0 outside [eps, 1 - eps].
+        let x = c.t(0)?;
+        let d = o::div(&g[0], &o::mul(x, &o::rsub_s(x, 1.0)?)?)?;
+        match c.args.of(1)? {
+            Some(eps) => {
+                let inside = and(&o::ge_s(x, eps)?, &o::le_s(x, 1.0 - eps)?)?;
+                one(o::mask(&inside, &d)?)
+            }
+            None => one(d),
+        }
+    });
+    t.add("aten::angle", |c, _g| {
+        let x = c.t(0)?;
+        if !x.dtype().is_complex() {
+            return one(o::zeros_like(x)?);
+        }
+        Err(Error::runtime(
+            "the derivative for 'aten::angle' of a complex input is not implemented in tsrs",
+        ))
+    });
+    t.add("aten::special_modified_bessel_k0", |c, g| {
+        unary(c, g, |x| {
+            o::neg(&o::call1("aten::special_modified_bessel_k1", vec![o::tv(x)])?)
+        })
     });
     t.add("aten::erf", |c, g| {
         unary(c, g, |x| {
@@ -580,7 +602,7 @@ pub(super) fn register(t: &mut Table) {
         if let Some(lo) = lo {
             let below = o::lt(x, lo)?;
             let below = match hi {
-                Some(hi) => and(&below, &o::le(lo, hi)?)?,
+                Some(hi) => and(&below, &o::lt(lo, hi)?)?,
                 None => below,
             };
             v.push(Some(reduce_to(&o::where_(&below, &g[0], &z)?, lo)?));
@@ -588,7 +610,15 @@ pub(super) fn register(t: &mut Table) {
             v.push(None);
         }
         if let Some(hi) = hi {
-            v.push(Some(reduce_to(&o::where_(&o::gt(x, hi)?, &g[0], &z)?, hi)?));
+            let above = o::gt(x, hi)?;
+            let above = match lo {
+                Some(lo) => o::call1(
+                    "aten::logical_or",
+                    vec![o::tv(&above), o::tv(&o::lt(hi, lo)?)],
+                )?,
+                None => above,
+            };
+            v.push(Some(reduce_to(&o::where_(&above, &g[0], &z)?, hi)?));
         } else {
             v.push(None);
         }

@@ -224,6 +224,15 @@ fn flat_inputs(args: &[IValue], tensor_args: &[usize]) -> Vec<Option<Tensor>> {
     v
 }
 
+/// The tensor arguments the operator does not write (running statistics are written).
+fn read_only_args(info: &OpInfo) -> Vec<usize> {
+    info.tensor_args
+        .iter()
+        .copied()
+        .filter(|i| info.in_place || !info.written.contains(i))
+        .collect()
+}
+
 /// The tensors among an operator's results, flattened over tensor lists.
 fn flat_outputs(outs: &[IValue]) -> Vec<Tensor> {
     let mut v = Vec::new();
@@ -292,7 +301,7 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
         return Ok(());
     }
     let saved: Vec<SavedTensor> = match info.formula {
-        Some(f) if f.saves_inputs => flat_inputs(&args, &info.tensor_args)
+        Some(f) if f.saves_inputs => flat_inputs(&args, &read_only_args(info))
             .into_iter()
             .flatten()
             .filter(|t| !info.in_place || !Tensor::is_same(t, &out_tensors[0]))

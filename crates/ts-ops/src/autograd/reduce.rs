@@ -237,6 +237,19 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::var_mean.correction", |c, g| moments_mean(c, g, false));
     t.add("aten::std_mean.correction", |c, g| moments_mean(c, g, true));
+    t.add("aten::var_mean", |c, g| moments_mean_unbiased(c, g, false, false));
+    t.add("aten::std_mean", |c, g| moments_mean_unbiased(c, g, true, false));
+    t.add("aten::var_mean.dim", |c, g| moments_mean_unbiased(c, g, false, true));
+    t.add("aten::std_mean.dim", |c, g| moments_mean_unbiased(c, g, true, true));
+    t.add("aten::msort", |c, g| {
+        let x = c.t(0)?;
+        let r = o::call(
+            "aten::sort",
+            vec![o::tv(&x.detach()), IValue::Int(0), IValue::Bool(false)],
+        )?;
+        let idx = r[1].as_tensor().cloned().ok_or_else(|| Error::runtime("sort"))?;
+        one(scatter(x, 0, &idx, &g[0])?)
+    });
     t.add("aten::linalg_vector_norm", |c, g| {
         let x = c.t(0)?;
         let p = c.args.s(1)?.to_f64();
@@ -269,6 +282,28 @@ pub(super) fn register(t: &mut Table) {
             Some(o::sum_to(&o::neg(&gd)?, &b.sizes())?),
         ])
     });
+}
+
+/// `var_mean`/`std_mean` with `unbiased` (whole tensor, or `dim` overloads).
+fn moments_mean_unbiased(c: &Ctx, g: &[Tensor], is_std: bool, with_dim: bool) -> R {
+    let x = c.t(0)?;
+    let (dims, corr, kd) = if with_dim {
+        (
+            dims_of(c.args.oints(1)?, x.dim()),
+            if c.args.b(2)? { 1.0 } else { 0.0 },
+            c.args.b(3)?,
+        )
+    } else {
+        (dims_of(None, x.dim()), if c.args.b(1)? { 1.0 } else { 0.0 }, false)
+    };
+    let sd = if is_std { Some(c.out(0)?) } else { None };
+    let g0 = var_std(x, &g[..1], &dims, corr, kd, sd)?
+        .pop()
+        .flatten()
+        .ok_or_else(|| Error::runtime("autograd: var/std gradient missing"))?;
+    let n = count(x, &dims);
+    let g1 = o::div_s(&unreduce(&g[1], x, &dims, kd)?, n)?;
+    one(o::add(&g0, &g1)?)
 }
 
 /// `var_mean`/`std_mean` (correction overloads): both results' gradients.

@@ -550,26 +550,6 @@ pub(super) fn register(t: &mut Table) {
             })
             .collect()
     });
-    for name in ["aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack"] {
-        t.linear(name, |c, g| {
-            // Re-run the op's shape logic on the inputs' shapes: split g by each input's extent.
-            let xs = c.args.tensors(0)?;
-            let out = c.out(0)?;
-            let kind = infer_stack_dim(&xs, &out);
-            let mut off = 0;
-            let mut r = Vec::new();
-            for x in &xs {
-                let (d, n) = kind(x);
-                let piece = o::call1(
-                    "aten::narrow",
-                    vec![tv(&g[0]), IValue::Int(d), IValue::Int(off), IValue::Int(n)],
-                )?;
-                off += n;
-                r.push(Some(o::reshape(&piece, &x.sizes())?));
-            }
-            Ok(r)
-        });
-    }
     for name in [
         "aten::split.Tensor",
         "aten::split.sizes",
@@ -654,79 +634,6 @@ pub(super) fn register(t: &mut Table) {
             vec![tv(&g[0]), IValue::int_list(pad), IValue::Int(0)],
         )?)
     });
-    t.linear("aten::unfold", |c, g| {
-        let x = c.t(0)?;
-        let d = wrap(c.args.int(1)?, x.dim());
-        let size = c.args.int(2)?;
-        let step = c.args.int(3)?;
-        // Sum each window back: window w covers [w*step, w*step+size) along d.
-        let n = g[0].sizes().get(d as usize).copied().unwrap_or(1);
-        let mut acc = zeros_of(x, &g[0])?;
-        for w in 0..n {
-            let gw = o::call1("aten::select.int", vec![tv(&g[0]), IValue::Int(d), IValue::Int(w)])?;
-            // gw has the window as its last dim: move it to d.
-            let gw = if x.dim() == 0 {
-                o::reshape(&gw, &[])?
-            } else {
-                o::call1("aten::movedim.int", vec![tv(&gw), IValue::Int(-1), IValue::Int(d)])?
-            };
-            let padded = if x.dim() == 0 {
-                gw
-            } else {
-                let total = x.sizes()[d as usize];
-                let z = zeros_of(x, &g[0])?;
-                o::call1(
-                    "aten::slice_scatter",
-                    vec![
-                        tv(&z),
-                        tv(&gw),
-                        IValue::Int(d),
-                        IValue::Int(w * step),
-                        IValue::Int((w * step + size).min(total)),
-                        IValue::Int(1),
-                    ],
-                )?
-            };
-            acc = o::add(&acc, &padded)?;
-        }
-        one(acc)
-    });
-    t.linear("aten::as_strided", |c, g| {
-        // Scatter-add g into a zero buffer through the same strided window of a fresh base.
-        let x = c.t(0)?;
-        let numel = x.storage().nbytes() / x.dtype().size();
-        let base = o::zeros(&[numel as i64], g[0].dtype())?;
-        let idx = o::call1(
-            "aten::arange",
-            vec![IValue::Int(numel as i64), IValue::Int(4), IValue::None, IValue::None, IValue::None],
-        )?;
-        let win = o::call1(
-            "aten::as_strided",
-            vec![tv(&idx), c.args.0[1].clone(), c.args.0[2].clone(), c.args.0[3].clone()],
-        )?;
-        let acc = o::call1(
-            "aten::index_add",
-            vec![
-                tv(&base),
-                IValue::Int(0),
-                tv(&o::reshape(&win, &[-1])?),
-                tv(&o::reshape(&g[0], &[-1])?),
-                IValue::Int(1),
-            ],
-        )?;
-        // Read back through x's own geometry.
-        let m = x.meta();
-        let back = o::call1(
-            "aten::as_strided",
-            vec![
-                tv(&acc),
-                IValue::int_list(m.sizes.to_vec()),
-                IValue::int_list(m.strides.to_vec()),
-                IValue::Int(m.offset as i64),
-            ],
-        )?;
-        one(o::call1("aten::clone", vec![tv(&back), IValue::None])?)
-    });
 }
 
 fn scatter_name(c: &Ctx) -> &'static str {
@@ -746,48 +653,6 @@ fn broadcast_shape(a: &[i64], b: &[i64]) -> Vec<i64> {
             x.max(y)
         })
         .collect()
-}
-
-/// For hstack/vstack/dstack/column_stack: for each input, (dim of the output it was joined
-/// along, its extent there).
-fn infer_stack_dim(xs: &[Tensor], out: &Tensor) -> impl Fn(&Tensor) -> (i64, i64) {
-    let od = out.dim();
-    // The join dimension is the one whose extent equals the sum of the pieces' extents.
-    let sizes: Vec<Vec<i64>> = xs.iter().map(|x| expand_dims(x, od)).collect();
-    let os = out.sizes().to_vec();
-    let mut dim = 0usize;
-    for d in 0..od {
-        let s: i64 = sizes.iter().map(|v| v[d]).sum();
-        if s == os[d] && (xs.len() == 1 || sizes.iter().any(|v| v[d] != os[d])) {
-            dim = d;
-            break;
-        }
-    }
-    move |x: &Tensor| {
-        let v = expand_dims(x, od);
-        (dim as i64, v[dim])
-    }
-}
-
-/// The shape an input takes inside a *stack: 1-D `[n]` becomes `[1, n]` (vstack), `[n, 1]`
-/// (column_stack, hstack keeps `[n]`), 0-D becomes ones.
-fn expand_dims(x: &Tensor, od: usize) -> Vec<i64> {
-    let s = x.sizes().to_vec();
-    if s.len() == od {
-        return s;
-    }
-    if od == 1 {
-        return vec![x.numel() as i64];
-    }
-    if s.is_empty() {
-        return vec![1; od];
-    }
-    if s.len() == 1 && od == 2 {
-        return vec![1, s[0]];
-    }
-    let mut v = vec![1i64; od - s.len()];
-    v.extend(s);
-    v
 }
 
 /// The gradient of `repeat`: fold each repeated dimension into (reps, size) and sum the reps.
