@@ -225,6 +225,56 @@ pub(super) fn register(t: &mut Table) {
             Ok(vec![o::call1("aten::stack", vec![IValue::tensor_list(cols), IValue::Int(-1)])?])
         })
     });
+    t.linear("aten::as_strided_scatter", |c, g| {
+        let src = c.t(1)?;
+        let a = &c.args.0;
+        let gs = o::call1(
+            "aten::as_strided_scatter",
+            vec![tv(&g[0]), tv(&o::zeros_like(src)?), a[2].clone(), a[3].clone(), a[4].clone()],
+        )?;
+        let win = o::call1(
+            "aten::as_strided",
+            vec![tv(&g[0].detach().clone_tensor()?), a[2].clone(), a[3].clone(), a[4].clone()],
+        )?;
+        Ok(vec![Some(gs), Some(o::call1("aten::clone", vec![tv(&win), IValue::None])?)])
+    });
+    t.add("aten::corrcoef", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let x2 = if x.dim() == 1 { o::unsqueeze(&x, 0)? } else { x.clone() };
+            let n = x2.sizes()[1] as f64;
+            let mean = o::call1("aten::mean.dim", vec![tv(&x2), IValue::int_list([1]), IValue::Bool(true), IValue::None])?;
+            let xc = o::sub(&x2, &mean)?;
+            let cov = o::div_s(&o::mm(&xc, &o::t(&xc)?)?, n - 1.0)?;
+            let d = o::sqrt(&o::call1("aten::diagonal", vec![tv(&cov), IValue::Int(0), IValue::Int(0), IValue::Int(1)])?)?;
+            let r = o::div(&o::div(&cov, &o::unsqueeze(&d, 1)?)?, &o::unsqueeze(&d, 0)?)?;
+            let r = o::call1("aten::clamp", vec![tv(&r), o::fv(-1.0), o::fv(1.0)])?;
+            Ok(vec![if x.dim() == 1 { o::reshape(&r, &[])? } else { r }])
+        })
+    });
+    t.add("aten::cumulative_trapezoid.x", |c, g| {
+        via_decomposition(c, g, |a| {
+            let (y, x) = (t_of(a, 0)?, t_of(a, 1)?);
+            let d = i_of(a, 2);
+            let nd = y.dim() as i64;
+            let d = if d < 0 { d + nd } else { d };
+            let n = y.sizes()[d as usize];
+            let narrow = |t: &Tensor, dd: i64, s: i64, l: i64| {
+                o::call1("aten::narrow", vec![tv(t), IValue::Int(dd), IValue::Int(s), IValue::Int(l)])
+            };
+            let dx = if x.dim() == 1 {
+                let xd = o::sub(&narrow(&x, 0, 1, n - 1)?, &narrow(&x, 0, 0, n - 1)?)?;
+                let mut shape = vec![1i64; y.dim()];
+                shape[d as usize] = n - 1;
+                o::reshape(&xd, &shape)?
+            } else {
+                let xd_dim = d - (nd - x.dim() as i64);
+                o::sub(&narrow(&x, xd_dim, 1, n - 1)?, &narrow(&x, xd_dim, 0, n - 1)?)?
+            };
+            let avg = o::mul_s(&o::add(&narrow(&y, d, 1, n - 1)?, &narrow(&y, d, 0, n - 1)?)?, 0.5)?;
+            Ok(vec![o::call1("aten::cumsum", vec![tv(&o::mul(&avg, &dx)?), IValue::Int(d), IValue::None])?])
+        })
+    });
     t.add("aten::diff", |c, g| {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;

@@ -132,6 +132,9 @@ pub fn formula_for(full_name: &str) -> Option<Formula> {
         super::nn::register_pools(&mut t);
         super::composite::register(&mut t);
         super::spectral::register(&mut t);
+        super::spectral::register_c2r(&mut t);
+        super::scatter_reduce::register(&mut t);
+        super::linalg::register_solvers(&mut t);
         t.0
     })
     .get(full_name)

@@ -462,3 +462,136 @@ fn out_shape(a: &Tensor, b: &Tensor) -> Vec<i64> {
         _ => vec![],
     }
 }
+
+fn ivs(a: &[IValue], i: usize) -> bool {
+    a.get(i).and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
+/// `A^{-1} B` for a triangular `A` (the triangle taken, unit diagonal when asked).
+fn tri_solve(a: &Tensor, b: &Tensor, upper: bool, unit: bool, left: bool) -> Result<Tensor, Error> {
+    let tri = if upper {
+        o::call1("aten::triu", vec![tv(a), IValue::Int(if unit { 1 } else { 0 })])?
+    } else {
+        o::call1("aten::tril", vec![tv(a), IValue::Int(if unit { -1 } else { 0 })])?
+    };
+    let tri = if unit {
+        let n = a.sizes()[a.dim() - 1];
+        let eye = o::call1(
+            "aten::eye",
+            vec![IValue::Int(n), IValue::Int(a.dtype().scalar_type_index()), IValue::None, IValue::None, IValue::None],
+        )?;
+        o::add(&tri, &eye)?
+    } else {
+        tri
+    };
+    if left {
+        o::call1("aten::linalg_solve", vec![tv(&tri), tv(b), IValue::Bool(true)])
+    } else {
+        let r = o::call1(
+            "aten::linalg_solve",
+            vec![tv(&o::mt(&tri)?), tv(&o::mt(b)?), IValue::Bool(true)],
+        )?;
+        o::mt(&r)
+    }
+}
+
+/// The pseudo-inverse of a full-rank matrix: `(A^H A)^{-1} A^H` or `A^H (A A^H)^{-1}`.
+fn pinv_full_rank(a: &Tensor) -> Result<Tensor, Error> {
+    let s = a.sizes();
+    let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
+    let ah = o::mh(a)?;
+    if m >= n {
+        o::call1("aten::linalg_solve", vec![tv(&o::matmul(&ah, a)?), tv(&ah), IValue::Bool(true)])
+    } else {
+        let inv = o::call1("aten::linalg_inv", vec![tv(&o::matmul(a, &ah)?)])?;
+        o::matmul(&ah, &inv)
+    }
+}
+
+/// Registers solvers differentiated through decompositions valid for full-rank inputs.
+pub(super) fn register_solvers(t: &mut Table) {
+    use super::nn::via_decomposition;
+    t.add("aten::linalg_solve_triangular", |c, g| {
+        via_decomposition(c, g, |a| {
+            Ok(vec![tri_solve(&t_of(a, 0)?, &t_of(a, 1)?, ivs(a, 2), ivs(a, 4), a[3].as_bool().unwrap_or(true))?])
+        })
+    });
+    t.add("aten::triangular_solve", |c, g| {
+        via_decomposition(c, &g[..1], |a| {
+            let b = t_of(a, 0)?;
+            let m = t_of(a, 1)?;
+            let upper = a[2].as_bool().unwrap_or(true);
+            let transpose = ivs(a, 3);
+            let unit = ivs(a, 4);
+            let x = if transpose {
+                let tri = if upper {
+                    o::call1("aten::triu", vec![tv(&m), IValue::Int(0)])?
+                } else {
+                    o::call1("aten::tril", vec![tv(&m), IValue::Int(0)])?
+                };
+                tri_solve(&o::mt(&tri)?, &b, !upper, unit, true)?
+            } else {
+                tri_solve(&m, &b, upper, unit, true)?
+            };
+            Ok(vec![x])
+        })
+    });
+    for name in [
+        "aten::linalg_pinv",
+        "aten::linalg_pinv.atol_rtol_float",
+        "aten::linalg_pinv.atol_rtol_tensor",
+        "aten::linalg_pinv.rcond_tensor",
+        "aten::pinverse",
+    ] {
+        t.add(name, |c, g| via_decomposition(c, g, |a| Ok(vec![pinv_full_rank(&t_of(a, 0)?)?])));
+    }
+    t.add("aten::cholesky_inverse", |c, g| {
+        via_decomposition(c, g, |a| {
+            let l = t_of(a, 0)?;
+            let p = if ivs(a, 1) {
+                o::matmul(&o::mh(&l)?, &l)?
+            } else {
+                o::matmul(&l, &o::mh(&l)?)?
+            };
+            Ok(vec![o::call1("aten::linalg_inv", vec![tv(&p)])?])
+        })
+    });
+    t.add("aten::linalg_lstsq", |c, g| {
+        let want_res = c.out(1).map(|r| r.numel() > 0).unwrap_or(false);
+        via_decomposition(c, g, move |a| {
+            let (m, b) = (t_of(a, 0)?, t_of(a, 1)?);
+            let vec_b = b.dim() + 1 == m.dim();
+            let bm = if vec_b { o::unsqueeze(&b, -1)? } else { b.clone() };
+            let x = o::matmul(&pinv_full_rank(&m)?, &bm)?;
+            let mut outs = vec![if vec_b { o::call1("aten::squeeze.dim", vec![tv(&x), IValue::Int(-1)])? } else { x.clone() }];
+            if want_res {
+                let r = o::sub(&o::matmul(&m, &x)?, &bm)?;
+                let res = o::sum_dims(&o::square(&r)?, &[-2], false)?;
+                outs.push(if vec_b { o::call1("aten::squeeze.dim", vec![tv(&res), IValue::Int(-1)])? } else { res });
+            }
+            Ok(outs)
+        })
+    });
+    for name in ["aten::linalg_cond", "aten::linalg_cond.p_str"] {
+        t.add(name, |c, g| {
+            via_decomposition(c, g, |a| {
+                let x = t_of(a, 0)?;
+                let (p, sp) = match a.get(1) {
+                    Some(IValue::String(s)) => (0.0, Some(s.to_string())),
+                    Some(v) if !v.is_none() => (v.as_scalar().map(|s| s.to_f64()).unwrap_or(2.0), None),
+                    _ => (2.0, None),
+                };
+                if sp.is_none() && p.abs() == 2.0 {
+                    let sv = o::call1("aten::linalg_svdvals", vec![tv(&x), IValue::None])?;
+                    let hi = o::call1("aten::amax", vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)])?;
+                    let lo = o::call1("aten::amin", vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)])?;
+                    return Ok(vec![if p > 0.0 { o::div(&hi, &lo)? } else { o::div(&lo, &hi)? }]);
+                }
+                let inv = o::call1("aten::linalg_inv", vec![tv(&x)])?;
+                let n1 = matrix_norm(&x, p, &[-2, -1], false, sp.as_deref())?;
+                let n2 = matrix_norm(&inv, p, &[-2, -1], false, sp.as_deref())?;
+                Ok(vec![o::mul(&n1, &n2)?])
+            })
+        });
+    }
+}

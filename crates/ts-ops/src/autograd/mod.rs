@@ -15,6 +15,7 @@ pub mod ops;
 mod pointwise;
 pub mod record;
 mod reduce;
+mod scatter_reduce;
 mod shape;
 mod spectral;
 

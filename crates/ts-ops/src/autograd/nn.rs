@@ -174,6 +174,15 @@ pub(super) fn register(t: &mut Table) {
         });
     }
 
+    t.add("aten::_softmax_backward_data", |c, g| {
+        via_decomposition(c, g, |a| {
+            let (go, y) = (t_of(a, 0)?, t_of(a, 1)?);
+            let d = i_of(a, 2);
+            let s = o::sum_dims(&o::mul(&go, &y)?, &[d], true)?;
+            Ok(vec![o::mul(&y, &o::sub(&go, &s)?)?])
+        })
+    });
+
     // Activations.
     t.add("aten::silu", |c, g| {
         let x = c.t(0)?;
@@ -488,25 +497,29 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.add("aten::native_layer_norm", |c, g| {
-        via_decomposition(c, &g[..1], |a| {
+        via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let ns = a[1].as_int_list().unwrap_or_default();
             let eps = f_of(a, 4);
             let dims: Vec<i64> = ((x.dim() - ns.len()) as i64..x.dim() as i64).collect();
-            let y = normalize(&x, &dims, eps)?;
-            Ok(vec![affine(y, ot_of(a, 2), ot_of(a, 3))?])
+            let (y, mean, rstd) = normalize_stats(&x, &dims, eps)?;
+            Ok(vec![affine(y, ot_of(a, 2), ot_of(a, 3))?, mean, rstd])
         })
     });
     t.add("aten::native_group_norm", |c, g| {
-        via_decomposition(c, &g[..1], |a| {
+        via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let groups = i_of(a, 6);
             let eps = f_of(a, 7);
             let n = x.sizes()[0];
             let xr = o::reshape(&x, &[n, groups, -1])?;
-            let y = normalize(&xr, &[2], eps)?;
+            let (y, mean, rstd) = normalize_stats(&xr, &[2], eps)?;
             let y = o::reshape(&y, &x.sizes())?;
-            Ok(vec![channel_affine(y, ot_of(a, 1), ot_of(a, 2))?])
+            Ok(vec![
+                channel_affine(y, ot_of(a, 1), ot_of(a, 2))?,
+                o::reshape(&mean, &[n, groups])?,
+                o::reshape(&rstd, &[n, groups])?,
+            ])
         })
     });
     t.add("aten::group_norm", |c, g| {
@@ -607,6 +620,8 @@ pub(super) fn register(t: &mut Table) {
                         pad.push(total - total / 2);
                     }
                 }
+                let unbatched = x.dim() == w.dim() - 1;
+                let x = if unbatched { o::unsqueeze(&x, 0)? } else { x };
                 let xp = if pad.iter().any(|&p| p != 0) {
                     o::call1("aten::constant_pad_nd", vec![tv(&x), IValue::int_list(pad), IValue::Int(0)])?
                 } else {
@@ -617,6 +632,9 @@ pub(super) fn register(t: &mut Table) {
                     let mut shape = vec![1i64; y.dim()];
                     shape[y.dim() - nd - 1] = -1;
                     y = o::add(&y, &o::reshape(&b, &shape)?)?;
+                }
+                if unbatched {
+                    y = o::call1("aten::squeeze.dim", vec![tv(&y), IValue::Int(0)])?;
                 }
                 Ok(vec![y])
             })
@@ -725,6 +743,21 @@ pub(super) fn register(t: &mut Table) {
             one(o::mask(&kept, &o::div_s(&g[0], 1.0 - p)?)?)
         });
     }
+}
+
+/// Normalization over `dims` with its (keepdim) mean and reciprocal standard deviation.
+fn normalize_stats(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor, Tensor), Error> {
+    let mean = o::call1(
+        "aten::mean.dim",
+        vec![tv(x), IValue::int_list(dims.to_vec()), IValue::Bool(true), IValue::None],
+    )?;
+    let xc = o::sub(x, &mean)?;
+    let var = o::call1(
+        "aten::mean.dim",
+        vec![tv(&o::square(&xc)?), IValue::int_list(dims.to_vec()), IValue::Bool(true), IValue::None],
+    )?;
+    let rstd = o::rsqrt(&o::add_s(&var, eps)?)?;
+    Ok((o::mul(&xc, &rstd)?, mean, rstd))
 }
 
 fn normalize(x: &Tensor, dims: &[i64], eps: f64) -> Result<Tensor, Error> {

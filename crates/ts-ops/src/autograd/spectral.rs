@@ -146,3 +146,99 @@ pub(super) fn register(t: &mut Table) {
         t.linear(name, |c, g| r2c_grad(c, g, false));
     }
 }
+
+/// Complex-to-real transforms (`irfft`, `irfftn`, `hfft`, ...): the one-sided forward
+/// transform of `g` with the dual normalization, the mirrored entries doubled.
+fn c2r_grad(c: &Ctx, g: &[Tensor], one_dim: bool, conj_input: bool) -> R {
+    let x = c.t(0)?;
+    let (dims, norm) = if one_dim {
+        (vec![wrap(c.args.int(2)?, x.dim())], c.args.ostr(3)?)
+    } else {
+        let (dims, _) = nd_dims(x, c.args.oints(1)?, c.args.oints(2)?);
+        (dims, c.args.ostr(3)?)
+    };
+    // hfft(x) is irfft(conj(x)) with the dual normalization.
+    let norm = if conj_input {
+        match norm {
+            Some("forward") => None,
+            Some("ortho") => Some("ortho"),
+            _ => Some("forward"),
+        }
+    } else {
+        norm
+    };
+    let last = *dims.last().unwrap_or(&0);
+    let gi = o::call1(
+        "aten::fft_rfftn",
+        vec![tv(&g[0]), IValue::None, IValue::int_list(dims.clone()), dual(norm)],
+    )?;
+    let full = g[0].sizes()[last as usize];
+    let half = gi.sizes()[last as usize];
+    let double = full - half;
+    let gi = if double > 0 {
+        let mut m = vec![1.0f64; half as usize];
+        for v in m.iter_mut().skip(1).take(double as usize) {
+            *v = 2.0;
+        }
+        let mut shape = vec![1i64; gi.dim()];
+        shape[last as usize] = half;
+        let m = Tensor::from_vec(m, &shape)?;
+        o::mul(&gi, &m)?
+    } else {
+        gi
+    };
+    let mut r = gi;
+    for &d in &dims {
+        r = fit(&r, d, x.sizes()[d as usize])?;
+    }
+    if conj_input {
+        r = o::conj(&r)?;
+    }
+    one(r)
+}
+
+/// `ihfft(x) = conj(rfft(x))` with the dual normalization.
+fn ihfft_grad(c: &Ctx, g: &[Tensor], one_dim: bool) -> R {
+    let x = c.t(0)?;
+    let (dims, lens, norm) = if one_dim {
+        let d = wrap(c.args.int(2)?, x.dim());
+        let n = c.args.oint(1)?.unwrap_or(x.sizes()[d as usize]);
+        (vec![d], vec![n], c.args.ostr(3)?)
+    } else {
+        let (dims, lens) = nd_dims(x, c.args.oints(1)?, c.args.oints(2)?);
+        (dims, lens, c.args.ostr(3)?)
+    };
+    let rnorm = match norm {
+        Some("forward") => None,
+        Some("ortho") => Some("ortho"),
+        _ => Some("forward"),
+    };
+    let gc = o::conj(&g[0])?;
+    let last = *dims.last().unwrap_or(&0);
+    let full = fit(&gc, last, *lens.last().unwrap_or(&1))?;
+    let mut r = o::call1(
+        "aten::fft_ifftn",
+        vec![tv(&full), IValue::None, IValue::int_list(dims.clone()), dual(rnorm)],
+    )?;
+    r = o::real(&r)?;
+    for &d in &dims {
+        r = fit(&r, d, x.sizes()[d as usize])?;
+    }
+    one(r)
+}
+
+/// Registers the complex-to-real and Hermitian transforms.
+pub(super) fn register_c2r(t: &mut Table) {
+    t.linear("aten::fft_irfft", |c, g| c2r_grad(c, g, true, false));
+    for name in ["aten::fft_irfftn", "aten::fft_irfft2"] {
+        t.linear(name, |c, g| c2r_grad(c, g, false, false));
+    }
+    t.linear("aten::fft_hfft", |c, g| c2r_grad(c, g, true, true));
+    for name in ["aten::fft_hfftn", "aten::fft_hfft2"] {
+        t.linear(name, |c, g| c2r_grad(c, g, false, true));
+    }
+    t.linear("aten::fft_ihfft", |c, g| ihfft_grad(c, g, true));
+    for name in ["aten::fft_ihfftn", "aten::fft_ihfft2"] {
+        t.linear(name, |c, g| ihfft_grad(c, g, false));
+    }
+}
