@@ -228,13 +228,16 @@ pub(super) fn register(t: &mut Table) {
     t.linear("aten::as_strided_scatter", |c, g| {
         let src = c.t(1)?;
         let a = &c.args.0;
+        // as_strided addresses storage: work on a fresh contiguous copy of g.
+        let gc = o::call1("aten::clone", vec![tv(&g[0]), IValue::Int(0)])?;
+        let gc = o::call1("aten::contiguous", vec![tv(&gc), IValue::Int(0)])?;
         let gs = o::call1(
             "aten::as_strided_scatter",
-            vec![tv(&g[0]), tv(&o::zeros_like(src)?), a[2].clone(), a[3].clone(), a[4].clone()],
+            vec![tv(&gc), tv(&o::zeros_like(src)?), a[2].clone(), a[3].clone(), a[4].clone()],
         )?;
         let win = o::call1(
             "aten::as_strided",
-            vec![tv(&g[0].detach().clone_tensor()?), a[2].clone(), a[3].clone(), a[4].clone()],
+            vec![tv(&gc), a[2].clone(), a[3].clone(), a[4].clone()],
         )?;
         Ok(vec![Some(gs), Some(o::call1("aten::clone", vec![tv(&win), IValue::None])?)])
     });

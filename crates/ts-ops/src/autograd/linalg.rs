@@ -287,6 +287,28 @@ pub(super) fn register(t: &mut Table) {
         let x = o::call1("aten::linalg_solve", vec![tv(a), tv(b), IValue::Bool(true)])?;
         solve_grads(a, b, &x, &g[0])
     });
+    t.add("aten::linalg_eigh", |c, g| {
+        let a = c.t(0)?;
+        let r = o::call("aten::linalg_eigh", vec![tv(&a.detach()), c.args.0[1].clone()])?;
+        let l = r[0].as_tensor().cloned().ok_or_else(|| Error::runtime("eigh"))?;
+        let v = r[1].as_tensor().cloned().ok_or_else(|| Error::runtime("eigh"))?;
+        // Project V^H gV onto the skew-Hermitian matrices, divide by L_j - L_i off the
+        // diagonal, put gL on the diagonal, and conjugate by V.
+        let vhgv = o::matmul(&o::mh(&v)?, &g[1])?;
+        let skew = o::mul_s(&o::sub(&vhgv, &o::mh(&vhgv)?)?, 0.5)?;
+        let e = o::sub(&o::unsqueeze(&l, -2)?, &o::unsqueeze(&l, -1)?)?;
+        let n = l.sizes()[l.dim() - 1];
+        let eye = o::call1(
+            "aten::eye",
+            vec![IValue::Int(n), IValue::Int(7), IValue::None, IValue::None, IValue::None],
+        )?;
+        let eye_b = o::to_dtype(&eye, ts_tensor::DType::Bool)?;
+        let ones = o::add_s(&o::zeros_like(&e)?, 1.0)?;
+        let e_safe = o::where_(&eye_b, &ones, &e)?;
+        let off = o::where_(&eye_b, &o::zeros_like(&skew)?, &o::div(&skew, &e_safe)?)?;
+        let inner = o::add(&off, &o::call1("aten::diag_embed", vec![tv(&g[0]), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)])?)?;
+        one(o::matmul(&o::matmul(&v, &inner)?, &o::mh(&v)?)?)
+    });
     t.add("aten::linalg_eigvalsh", |c, g| {
         let a = c.t(0)?;
         let r = o::call("aten::linalg_eigh", vec![tv(a), c.args.0[1].clone()])?;
@@ -517,7 +539,7 @@ pub(super) fn register_solvers(t: &mut Table) {
         })
     });
     t.add("aten::triangular_solve", |c, g| {
-        via_decomposition(c, &g[..1], |a| {
+        via_decomposition(c, g, |a| {
             let b = t_of(a, 0)?;
             let m = t_of(a, 1)?;
             let upper = a[2].as_bool().unwrap_or(true);
@@ -533,7 +555,8 @@ pub(super) fn register_solvers(t: &mut Table) {
             } else {
                 tri_solve(&m, &b, upper, unit, true)?
             };
-            Ok(vec![x])
+            // The second result is a copy of A, weighted like any output.
+            Ok(vec![x, o::mul_s(&m, 1.0)?])
         })
     });
     for name in [

@@ -485,6 +485,69 @@ pub(super) fn register(t: &mut Table) {
         })
     });
 
+    t.add("aten::multi_margin_loss", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let y = t_of(a, 1)?;
+            let p = i_of(a, 2);
+            let margin = f_of(a, 3);
+            let w = ot_of(a, 4);
+            let red = i_of(a, 5);
+            let x2 = if x.dim() == 1 { o::unsqueeze(&x, 0)? } else { x.clone() };
+            let y2 = o::reshape(&y, &[-1, 1])?;
+            let nc = x2.sizes()[1];
+            let xy = o::call1("aten::gather", vec![tv(&x2), IValue::Int(1), tv(&y2), IValue::Bool(false)])?;
+            let m = o::call1("aten::clamp_min", vec![tv(&o::add_s(&o::sub(&x2, &xy)?, margin)?), o::fv(0.0)])?;
+            let m = if p == 2 { o::square(&m)? } else { m };
+            let m = match &w {
+                Some(w) => {
+                    let wy = o::call1("aten::index_select", vec![tv(w), IValue::Int(0), tv(&o::reshape(&y, &[-1])?)])?;
+                    o::mul(&m, &o::unsqueeze(&wy, 1)?)?
+                }
+                None => m,
+            };
+            let cols = o::call1("aten::arange", vec![IValue::Int(nc), IValue::None, IValue::None, IValue::None, IValue::None])?;
+            let not_y = o::ne(&o::unsqueeze(&cols, 0)?, &y2)?;
+            let per = o::div_s(&o::sum_dims(&o::mask(&not_y, &m)?, &[1], false)?, nc as f64)?;
+            let per = if x.dim() == 1 { o::reshape(&per, &[])? } else { per };
+            Ok(vec![reduce(&per, red)?])
+        })
+    });
+    t.add("aten::multilabel_margin_loss", |c, g| {
+        via_decomposition(c, g, |a| {
+            let x = t_of(a, 0)?;
+            let y = t_of(a, 1)?;
+            let red = i_of(a, 2);
+            let x2 = if x.dim() == 1 { o::unsqueeze(&x, 0)? } else { x.clone() };
+            let ys = y.to_vec::<i64>();
+            let (n, nc) = (x2.sizes()[0], x2.sizes()[1]);
+            let mut rows = Vec::new();
+            for i in 0..n {
+                let row = o::call1("aten::select.int", vec![tv(&x2), IValue::Int(0), IValue::Int(i)])?;
+                let labels: Vec<i64> = ys[(i * nc) as usize..((i + 1) * nc) as usize]
+                    .iter()
+                    .copied()
+                    .take_while(|&v| v >= 0)
+                    .collect();
+                let mut is_t = vec![false; nc as usize];
+                for &l in &labels {
+                    is_t[l as usize] = true;
+                }
+                let others = Tensor::from_vec(is_t.iter().map(|&b| !b).collect::<Vec<bool>>(), &[nc])?;
+                let mut acc = o::zeros(&[], x.dtype())?;
+                for &l in &labels {
+                    let xl = o::call1("aten::select.int", vec![tv(&row), IValue::Int(0), IValue::Int(l)])?;
+                    let m = o::call1("aten::clamp_min", vec![tv(&o::add_s(&o::sub(&row, &xl)?, 1.0)?), o::fv(0.0)])?;
+                    acc = o::add(&acc, &o::sum(&o::mask(&others, &m)?)?)?;
+                }
+                rows.push(o::div_s(&acc, nc as f64)?);
+            }
+            let per = o::call1("aten::stack", vec![IValue::tensor_list(rows), IValue::Int(0)])?;
+            let per = if x.dim() == 1 { o::reshape(&per, &[])? } else { per };
+            Ok(vec![reduce(&per, red)?])
+        })
+    });
+
     // Normalization.
     t.add("aten::layer_norm", |c, g| {
         via_decomposition(c, g, |a| {
@@ -497,13 +560,14 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.add("aten::native_layer_norm", |c, g| {
-        via_decomposition(c, g, |a| {
+        via_decomposition(c, &g[..1], |a| {
             let x = t_of(a, 0)?;
             let ns = a[1].as_int_list().unwrap_or_default();
             let eps = f_of(a, 4);
             let dims: Vec<i64> = ((x.dim() - ns.len()) as i64..x.dim() as i64).collect();
-            let (y, mean, rstd) = normalize_stats(&x, &dims, eps)?;
-            Ok(vec![affine(y, ot_of(a, 2), ot_of(a, 3))?, mean, rstd])
+            // Only the normalized output is differentiable (as in PyTorch).
+            let y = normalize(&x, &dims, eps)?;
+            Ok(vec![affine(y, ot_of(a, 2), ot_of(a, 3))?])
         })
     });
     t.add("aten::native_group_norm", |c, g| {

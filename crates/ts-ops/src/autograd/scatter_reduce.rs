@@ -33,7 +33,14 @@ fn grads(
     let z = o::zeros_like(x)?;
     let ones_src = o::add_s(&o::zeros_like(src)?, 1.0)?;
     let (gs, gsrc) = match reduce {
-        "sum" => (g.clone(), gather(g, d, idx)?),
+        "sum" => {
+            let gs = if include_self {
+                g.clone()
+            } else {
+                o::mask(&o::eq(&scatter_add(&z, d, idx, &ones_src)?, &z)?, g)?
+            };
+            (gs, gather(g, d, idx)?)
+        }
         "prod" => {
             let go = o::mul(g, out)?;
             let gs = if include_self { o::div(&go, x)? } else { o::mask(&o::eq(&scatter_add(&z, d, idx, &ones_src)?, &z)?, g)? };
