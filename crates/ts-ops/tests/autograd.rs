@@ -85,7 +85,9 @@ fn second_backward_without_retain_graph_fails() {
     let y = sum(&mul(&x, &x));
     backward(&y).unwrap();
     let e = backward(&y).unwrap_err();
-    assert!(e.message.contains("Trying to backward through the graph a second time"));
+    assert!(e
+        .message
+        .contains("Trying to backward through the graph a second time"));
 }
 
 #[test]
@@ -93,7 +95,10 @@ fn non_scalar_backward_needs_a_gradient() {
     let x = leaf(&[1.0, 2.0], &[2]);
     let y = mul(&x, &x);
     let e = backward(&y).unwrap_err();
-    assert_eq!(e.message, "grad can be implicitly created only for scalar outputs");
+    assert_eq!(
+        e.message,
+        "grad can be implicitly created only for scalar outputs"
+    );
 }
 
 #[test]
@@ -104,7 +109,9 @@ fn create_graph_gives_higher_order_gradients() {
     let g = grad(&y, std::slice::from_ref(&x), true)[0].clone().unwrap();
     assert_eq!(g.to_vec::<f64>(), vec![12.0]);
     assert!(g.requires_grad());
-    let gg = grad(&g, std::slice::from_ref(&x), false)[0].clone().unwrap();
+    let gg = grad(&g, std::slice::from_ref(&x), false)[0]
+        .clone()
+        .unwrap();
     assert_eq!(gg.to_vec::<f64>(), vec![12.0]);
 }
 
@@ -125,7 +132,9 @@ fn unused_input_is_an_error_unless_allowed() {
         ],
     )
     .unwrap_err();
-    assert!(e.message.contains("appears to not have been used in the graph"));
+    assert!(e
+        .message
+        .contains("appears to not have been used in the graph"));
     let r = call(
         "aten::grad",
         vec![
@@ -220,7 +229,11 @@ fn broadcasting_reduces_gradients_to_input_shapes() {
 fn check(name: &'static str, args: Vec<IValue>) {
     let xs: Vec<Tensor> = args
         .iter()
-        .filter_map(|v| v.as_tensor().filter(|t| t.dtype().is_floating_point()).cloned())
+        .filter_map(|v| {
+            v.as_tensor()
+                .filter(|t| t.dtype().is_floating_point())
+                .cloned()
+        })
         .collect();
     let f = op_fn(name, args);
     if let Err(e) = gradcheck(&f, &xs, Tolerance::default()) {
@@ -238,27 +251,80 @@ fn gradcheck_pointwise() {
     let b = t(&rand(3, 2), &[3]);
     let p = t(&pos(6, 3), &[2, 3]);
     for op in [
-        "aten::neg", "aten::exp", "aten::sin", "aten::cos", "aten::tanh", "aten::sigmoid",
-        "aten::atan", "aten::sinh", "aten::cosh", "aten::square", "aten::erf", "aten::asinh",
-        "aten::expm1", "aten::abs", "aten::relu", "aten::silu", "aten::log_sigmoid",
+        "aten::neg",
+        "aten::exp",
+        "aten::sin",
+        "aten::cos",
+        "aten::tanh",
+        "aten::sigmoid",
+        "aten::atan",
+        "aten::sinh",
+        "aten::cosh",
+        "aten::square",
+        "aten::erf",
+        "aten::asinh",
+        "aten::expm1",
+        "aten::abs",
+        "aten::relu",
+        "aten::silu",
+        "aten::log_sigmoid",
     ] {
         check(op, vec![tv(&a)]);
     }
-    for op in ["aten::log", "aten::sqrt", "aten::rsqrt", "aten::reciprocal", "aten::log1p", "aten::lgamma", "aten::digamma", "aten::log2", "aten::log10"] {
+    for op in [
+        "aten::log",
+        "aten::sqrt",
+        "aten::rsqrt",
+        "aten::reciprocal",
+        "aten::log1p",
+        "aten::lgamma",
+        "aten::digamma",
+        "aten::log2",
+        "aten::log10",
+    ] {
         check(op, vec![tv(&p)]);
     }
-    for op in ["aten::mul.Tensor", "aten::atan2", "aten::maximum", "aten::minimum", "aten::hypot", "aten::logaddexp"] {
+    for op in [
+        "aten::mul.Tensor",
+        "aten::atan2",
+        "aten::maximum",
+        "aten::minimum",
+        "aten::hypot",
+        "aten::logaddexp",
+    ] {
         check(op, vec![tv(&a), tv(&b)]);
     }
-    check("aten::add.Tensor", vec![tv(&a), tv(&b), IValue::Double(2.0)]);
-    check("aten::sub.Tensor", vec![tv(&a), tv(&b), IValue::Double(0.5)]);
+    check(
+        "aten::add.Tensor",
+        vec![tv(&a), tv(&b), IValue::Double(2.0)],
+    );
+    check(
+        "aten::sub.Tensor",
+        vec![tv(&a), tv(&b), IValue::Double(0.5)],
+    );
     check("aten::div.Tensor", vec![tv(&a), tv(&p)]);
     check("aten::pow.Tensor_Scalar", vec![tv(&a), IValue::Double(3.0)]);
     check("aten::pow.Tensor_Tensor", vec![tv(&p), tv(&a)]);
-    check("aten::clamp", vec![tv(&a), IValue::Double(-0.3), IValue::Double(0.4)]);
-    check("aten::where.self", vec![tv(&call1("aten::gt.Scalar", vec![tv(&a), IValue::Double(0.0)]).unwrap()), tv(&a), tv(&p)]);
-    check("aten::addcmul", vec![tv(&a), tv(&p), tv(&b), IValue::Double(0.5)]);
-    check("aten::addcdiv", vec![tv(&a), tv(&b), tv(&p), IValue::Double(0.5)]);
+    check(
+        "aten::clamp",
+        vec![tv(&a), IValue::Double(-0.3), IValue::Double(0.4)],
+    );
+    check(
+        "aten::where.self",
+        vec![
+            tv(&call1("aten::gt.Scalar", vec![tv(&a), IValue::Double(0.0)]).unwrap()),
+            tv(&a),
+            tv(&p),
+        ],
+    );
+    check(
+        "aten::addcmul",
+        vec![tv(&a), tv(&p), tv(&b), IValue::Double(0.5)],
+    );
+    check(
+        "aten::addcdiv",
+        vec![tv(&a), tv(&b), tv(&p), IValue::Double(0.5)],
+    );
     check("aten::lerp.Tensor", vec![tv(&a), tv(&p), tv(&b)]);
 }
 
@@ -267,21 +333,84 @@ fn gradcheck_reductions() {
     let a = t(&rand(12, 4), &[3, 4]);
     let p = t(&pos(12, 5), &[3, 4]);
     check("aten::sum", vec![tv(&a), IValue::None]);
-    check("aten::sum.dim_IntList", vec![tv(&a), IValue::int_list([1]), IValue::Bool(false), IValue::None]);
-    check("aten::mean.dim", vec![tv(&a), IValue::int_list([0]), IValue::Bool(true), IValue::None]);
+    check(
+        "aten::sum.dim_IntList",
+        vec![
+            tv(&a),
+            IValue::int_list([1]),
+            IValue::Bool(false),
+            IValue::None,
+        ],
+    );
+    check(
+        "aten::mean.dim",
+        vec![
+            tv(&a),
+            IValue::int_list([0]),
+            IValue::Bool(true),
+            IValue::None,
+        ],
+    );
     check("aten::prod", vec![tv(&a), IValue::None]);
-    check("aten::prod.dim_int", vec![tv(&a), IValue::Int(1), IValue::Bool(false), IValue::None]);
-    check("aten::amax", vec![tv(&a), IValue::int_list([1]), IValue::Bool(false)]);
-    check("aten::max.dim", vec![tv(&a), IValue::Int(0), IValue::Bool(false)]);
-    check("aten::logsumexp", vec![tv(&a), IValue::int_list([1]), IValue::Bool(false)]);
-    check("aten::var.correction", vec![tv(&a), IValue::int_list([1]), IValue::Int(1), IValue::Bool(false)]);
-    check("aten::std.correction", vec![tv(&p), IValue::None, IValue::Int(1), IValue::Bool(true)]);
-    check("aten::linalg_vector_norm", vec![tv(&a), IValue::Double(2.0), IValue::None, IValue::Bool(false), IValue::None]);
-    check("aten::linalg_vector_norm", vec![tv(&p), IValue::Double(3.0), IValue::int_list([0]), IValue::Bool(false), IValue::None]);
+    check(
+        "aten::prod.dim_int",
+        vec![tv(&a), IValue::Int(1), IValue::Bool(false), IValue::None],
+    );
+    check(
+        "aten::amax",
+        vec![tv(&a), IValue::int_list([1]), IValue::Bool(false)],
+    );
+    check(
+        "aten::max.dim",
+        vec![tv(&a), IValue::Int(0), IValue::Bool(false)],
+    );
+    check(
+        "aten::logsumexp",
+        vec![tv(&a), IValue::int_list([1]), IValue::Bool(false)],
+    );
+    check(
+        "aten::var.correction",
+        vec![
+            tv(&a),
+            IValue::int_list([1]),
+            IValue::Int(1),
+            IValue::Bool(false),
+        ],
+    );
+    check(
+        "aten::std.correction",
+        vec![tv(&p), IValue::None, IValue::Int(1), IValue::Bool(true)],
+    );
+    check(
+        "aten::linalg_vector_norm",
+        vec![
+            tv(&a),
+            IValue::Double(2.0),
+            IValue::None,
+            IValue::Bool(false),
+            IValue::None,
+        ],
+    );
+    check(
+        "aten::linalg_vector_norm",
+        vec![
+            tv(&p),
+            IValue::Double(3.0),
+            IValue::int_list([0]),
+            IValue::Bool(false),
+            IValue::None,
+        ],
+    );
     check("aten::cumsum", vec![tv(&a), IValue::Int(1), IValue::None]);
     check("aten::cumprod", vec![tv(&a), IValue::Int(1), IValue::None]);
-    check("aten::softmax.int", vec![tv(&a), IValue::Int(1), IValue::None]);
-    check("aten::log_softmax.int", vec![tv(&a), IValue::Int(0), IValue::None]);
+    check(
+        "aten::softmax.int",
+        vec![tv(&a), IValue::Int(1), IValue::None],
+    );
+    check(
+        "aten::log_softmax.int",
+        vec![tv(&a), IValue::Int(0), IValue::None],
+    );
 }
 
 #[test]
@@ -291,26 +420,66 @@ fn gradcheck_shapes_and_indexing() {
     let idx = Tensor::from_vec(vec![2i64, 0, 2], &[3]).unwrap();
     check("aten::reshape", vec![tv(&a), IValue::int_list([4, 3])]);
     check("aten::permute", vec![tv(&a), IValue::int_list([1, 0])]);
-    check("aten::transpose.int", vec![tv(&a), IValue::Int(0), IValue::Int(1)]);
-    check("aten::expand", vec![tv(&t(&rand(4, 8), &[1, 4])), IValue::int_list([3, 4]), IValue::Bool(false)]);
-    check("aten::select.int", vec![tv(&a), IValue::Int(1), IValue::Int(2)]);
-    check("aten::slice.Tensor", vec![tv(&a), IValue::Int(1), IValue::Int(1), IValue::Int(4), IValue::Int(2)]);
-    check("aten::narrow", vec![tv(&a), IValue::Int(0), IValue::Int(1), IValue::Int(2)]);
+    check(
+        "aten::transpose.int",
+        vec![tv(&a), IValue::Int(0), IValue::Int(1)],
+    );
+    check(
+        "aten::expand",
+        vec![
+            tv(&t(&rand(4, 8), &[1, 4])),
+            IValue::int_list([3, 4]),
+            IValue::Bool(false),
+        ],
+    );
+    check(
+        "aten::select.int",
+        vec![tv(&a), IValue::Int(1), IValue::Int(2)],
+    );
+    check(
+        "aten::slice.Tensor",
+        vec![
+            tv(&a),
+            IValue::Int(1),
+            IValue::Int(1),
+            IValue::Int(4),
+            IValue::Int(2),
+        ],
+    );
+    check(
+        "aten::narrow",
+        vec![tv(&a), IValue::Int(0), IValue::Int(1), IValue::Int(2)],
+    );
     check("aten::index_select", vec![tv(&a), IValue::Int(0), tv(&idx)]);
-    check("aten::cat", vec![IValue::tensor_list([a.clone(), b.clone()]), IValue::Int(0)]);
-    check("aten::stack", vec![IValue::tensor_list([b.clone(), b.clone()]), IValue::Int(1)]);
+    check(
+        "aten::cat",
+        vec![IValue::tensor_list([a.clone(), b.clone()]), IValue::Int(0)],
+    );
+    check(
+        "aten::stack",
+        vec![IValue::tensor_list([b.clone(), b.clone()]), IValue::Int(1)],
+    );
     check("aten::flip", vec![tv(&a), IValue::int_list([0, 1])]);
     check("aten::repeat", vec![tv(&b), IValue::int_list([2, 1, 2])]);
-    check("aten::diagonal", vec![tv(&a), IValue::Int(0), IValue::Int(0), IValue::Int(1)]);
+    check(
+        "aten::diagonal",
+        vec![tv(&a), IValue::Int(0), IValue::Int(0), IValue::Int(1)],
+    );
     check("aten::tril", vec![tv(&a), IValue::Int(0)]);
     let gi = Tensor::from_vec(vec![0i64, 2, 1, 1, 3, 0], &[3, 2]).unwrap();
-    check("aten::gather", vec![tv(&a), IValue::Int(1), tv(&gi), IValue::Bool(false)]);
+    check(
+        "aten::gather",
+        vec![tv(&a), IValue::Int(1), tv(&gi), IValue::Bool(false)],
+    );
     let ii = IValue::list(
         ts_core::Type::optional(ts_core::Type::tensor()),
         vec![tv(&idx)],
     );
     check("aten::index.Tensor", vec![tv(&a), ii]);
-    check("aten::constant_pad_nd", vec![tv(&a), IValue::int_list([1, 2]), IValue::Int(0)]);
+    check(
+        "aten::constant_pad_nd",
+        vec![tv(&a), IValue::int_list([1, 2]), IValue::Int(0)],
+    );
 }
 
 #[test]
@@ -322,9 +491,28 @@ fn gradcheck_matmul_family() {
     check("aten::mm", vec![tv(&a), tv(&b)]);
     check("aten::matmul", vec![tv(&a), tv(&v)]);
     check("aten::matmul", vec![tv(&v), tv(&b)]);
-    check("aten::matmul", vec![tv(&t(&rand(12, 13), &[2, 2, 3])), tv(&b)]);
-    check("aten::addmm", vec![tv(&c), tv(&a), tv(&b), IValue::Double(0.5), IValue::Double(2.0)]);
-    check("aten::linear", vec![tv(&a), tv(&t(&rand(12, 14), &[4, 3])), tv(&t(&rand(4, 15), &[4]))]);
+    check(
+        "aten::matmul",
+        vec![tv(&t(&rand(12, 13), &[2, 2, 3])), tv(&b)],
+    );
+    check(
+        "aten::addmm",
+        vec![
+            tv(&c),
+            tv(&a),
+            tv(&b),
+            IValue::Double(0.5),
+            IValue::Double(2.0),
+        ],
+    );
+    check(
+        "aten::linear",
+        vec![
+            tv(&a),
+            tv(&t(&rand(12, 14), &[4, 3])),
+            tv(&t(&rand(4, 15), &[4])),
+        ],
+    );
     check("aten::dot", vec![tv(&v), tv(&v)]);
     let m = t(&[2.0, 0.5, 0.3, 0.1, 3.0, 0.2, 0.4, 0.1, 1.5], &[3, 3]);
     check("aten::linalg_inv", vec![tv(&m)]);
@@ -338,36 +526,111 @@ fn gradcheck_nn() {
     let bias = t(&rand(3, 18), &[3]);
     check(
         "aten::conv2d",
-        vec![tv(&x), tv(&w), tv(&bias), IValue::int_list([2, 1]), IValue::int_list([1, 0]), IValue::int_list([1, 2]), IValue::Int(1)],
+        vec![
+            tv(&x),
+            tv(&w),
+            tv(&bias),
+            IValue::int_list([2, 1]),
+            IValue::int_list([1, 0]),
+            IValue::int_list([1, 2]),
+            IValue::Int(1),
+        ],
     );
     let wg = t(&rand(4 * 3, 19), &[4, 1, 3]);
     let x1 = t(&rand(2 * 2 * 6, 20), &[2, 2, 6]);
     check(
         "aten::conv1d",
-        vec![tv(&x1), tv(&wg), IValue::None, IValue::int_list([1]), IValue::int_list([1]), IValue::int_list([1]), IValue::Int(2)],
+        vec![
+            tv(&x1),
+            tv(&wg),
+            IValue::None,
+            IValue::int_list([1]),
+            IValue::int_list([1]),
+            IValue::int_list([1]),
+            IValue::Int(2),
+        ],
     );
     let wt = t(&rand(2 * 3 * 2 * 2, 21), &[2, 3, 2, 2]);
     check(
         "aten::conv_transpose2d.input",
-        vec![tv(&x), tv(&wt), IValue::None, IValue::int_list([2, 2]), IValue::int_list([0, 1]), IValue::int_list([1, 0]), IValue::Int(1), IValue::int_list([1, 1])],
+        vec![
+            tv(&x),
+            tv(&wt),
+            IValue::None,
+            IValue::int_list([2, 2]),
+            IValue::int_list([0, 1]),
+            IValue::int_list([1, 0]),
+            IValue::Int(1),
+            IValue::int_list([1, 1]),
+        ],
     );
-    check("aten::max_pool2d", vec![tv(&x), IValue::int_list([2, 2]), IValue::int_list([2, 2]), IValue::int_list([0, 0]), IValue::int_list([1, 1]), IValue::Bool(false)]);
+    check(
+        "aten::max_pool2d",
+        vec![
+            tv(&x),
+            IValue::int_list([2, 2]),
+            IValue::int_list([2, 2]),
+            IValue::int_list([0, 0]),
+            IValue::int_list([1, 1]),
+            IValue::Bool(false),
+        ],
+    );
     let ln_w = t(&rand(5, 22), &[5]);
-    check("aten::layer_norm", vec![tv(&x), IValue::int_list([5]), tv(&ln_w), tv(&ln_w), IValue::Double(1e-5), IValue::Bool(true)]);
+    check(
+        "aten::layer_norm",
+        vec![
+            tv(&x),
+            IValue::int_list([5]),
+            tv(&ln_w),
+            tv(&ln_w),
+            IValue::Double(1e-5),
+            IValue::Bool(true),
+        ],
+    );
     check("aten::gelu", vec![tv(&x), IValue::str("none")]);
-    check("aten::elu", vec![tv(&x), IValue::Double(1.0), IValue::Double(1.0), IValue::Double(1.0)]);
+    check(
+        "aten::elu",
+        vec![
+            tv(&x),
+            IValue::Double(1.0),
+            IValue::Double(1.0),
+            IValue::Double(1.0),
+        ],
+    );
     check("aten::leaky_relu", vec![tv(&x), IValue::Double(0.1)]);
     let y = t(&rand(2 * 2 * 5 * 5, 23), &[2, 2, 5, 5]);
     check("aten::mse_loss", vec![tv(&x), tv(&y), IValue::Int(1)]);
-    check("aten::smooth_l1_loss", vec![tv(&x), tv(&y), IValue::Int(2), IValue::Double(0.5)]);
+    check(
+        "aten::smooth_l1_loss",
+        vec![tv(&x), tv(&y), IValue::Int(2), IValue::Double(0.5)],
+    );
     let logits = t(&rand(12, 24), &[4, 3]);
     let target = Tensor::from_vec(vec![0i64, 2, 1, 2], &[4]).unwrap();
     check(
         "aten::cross_entropy_loss",
-        vec![tv(&logits), tv(&target), IValue::None, IValue::Int(1), IValue::Int(-100), IValue::Double(0.0)],
+        vec![
+            tv(&logits),
+            tv(&target),
+            IValue::None,
+            IValue::Int(1),
+            IValue::Int(-100),
+            IValue::Double(0.0),
+        ],
     );
-    check("aten::nll_loss", vec![tv(&logits), tv(&target), IValue::None, IValue::Int(1), IValue::Int(-100)]);
-    check("aten::pixel_shuffle", vec![tv(&t(&rand(16, 25), &[1, 4, 2, 2])), IValue::Int(2)]);
+    check(
+        "aten::nll_loss",
+        vec![
+            tv(&logits),
+            tv(&target),
+            IValue::None,
+            IValue::Int(1),
+            IValue::Int(-100),
+        ],
+    );
+    check(
+        "aten::pixel_shuffle",
+        vec![tv(&t(&rand(16, 25), &[1, 4, 2, 2])), IValue::Int(2)],
+    );
 }
 
 #[test]
@@ -378,7 +641,10 @@ fn gradgradcheck_composes() {
         ("aten::mul.Tensor", vec![tv(&a), tv(&b)]),
         ("aten::tanh", vec![tv(&a)]),
         ("aten::div.Tensor", vec![tv(&a), tv(&b)]),
-        ("aten::log_softmax.int", vec![tv(&a), IValue::Int(1), IValue::None]),
+        (
+            "aten::log_softmax.int",
+            vec![tv(&a), IValue::Int(1), IValue::None],
+        ),
         ("aten::mm", vec![tv(&a), tv(&t(&rand(6, 32), &[3, 2]))]),
     ] {
         let xs: Vec<Tensor> = args.iter().filter_map(|v| v.as_tensor().cloned()).collect();

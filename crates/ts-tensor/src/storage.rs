@@ -131,7 +131,9 @@ impl Storage {
 
     /// The autograd version counter (`Tensor._version`), shared by the views of this storage.
     pub fn version(&self) -> u64 {
-        self.inner.version.load(std::sync::atomic::Ordering::Relaxed)
+        self.inner
+            .version
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Records one in-place write (see [`Storage::version`]).

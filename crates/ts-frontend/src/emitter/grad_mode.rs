@@ -10,9 +10,9 @@ use std::sync::Arc;
 use ts_core::Source;
 
 use super::{classes, CompileCtx};
+use crate::ast::StmtKind;
 use crate::error::CResult;
 use crate::parser::parse_program;
-use crate::ast::StmtKind;
 
 /// Qualified name of the class.
 pub const NO_GRAD: &str = "__torch__.torch.autograd.grad_mode.no_grad";
@@ -41,7 +41,10 @@ pub fn ensure_no_grad(ctx: &mut CompileCtx) -> CResult<()> {
         1,
     );
     let program = parse_program(&src)?;
-    let saved = std::mem::replace(&mut ctx.prefix, "__torch__.torch.autograd.grad_mode".to_string());
+    let saved = std::mem::replace(
+        &mut ctx.prefix,
+        "__torch__.torch.autograd.grad_mode".to_string(),
+    );
     let mut result = Ok(());
     for stmt in &program {
         if let StmtKind::Class(cd) = &stmt.kind {

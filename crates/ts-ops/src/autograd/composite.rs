@@ -17,7 +17,10 @@ fn t_of(a: &[IValue], i: usize) -> Result<Tensor, Error> {
 }
 
 fn f_of(a: &[IValue], i: usize) -> f64 {
-    a.get(i).and_then(|v| v.as_scalar()).map(|s| s.to_f64()).unwrap_or(0.0)
+    a.get(i)
+        .and_then(|v| v.as_scalar())
+        .map(|s| s.to_f64())
+        .unwrap_or(0.0)
 }
 
 fn i_of(a: &[IValue], i: usize) -> i64 {
@@ -35,7 +38,13 @@ fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
 fn vnorm(x: &Tensor, p: f64, dim: i64, keepdim: bool) -> Result<Tensor, Error> {
     o::call1(
         "aten::linalg_vector_norm",
-        vec![tv(x), o::fv(p), IValue::int_list([dim]), IValue::Bool(keepdim), IValue::None],
+        vec![
+            tv(x),
+            o::fv(p),
+            IValue::int_list([dim]),
+            IValue::Bool(keepdim),
+            IValue::None,
+        ],
     )
 }
 
@@ -65,18 +74,34 @@ pub(super) fn register(t: &mut Table) {
         let d = c.args.int(1)?;
         let d = if d < 0 { d + x.dim() as i64 } else { d };
         let start = c.t(2)?.to_vec::<i64>()[0];
-        let start = if start < 0 { start + x.sizes()[d as usize] } else { start };
+        let start = if start < 0 {
+            start + x.sizes()[d as usize]
+        } else {
+            start
+        };
         let len = c.args.int(3)?;
         let z = o::zeros(&x.sizes(), g[0].dtype())?;
         Ok(vec![
             Some(o::call1(
                 "aten::slice_scatter",
-                vec![tv(&z), tv(&g[0]), IValue::Int(d), IValue::Int(start), IValue::Int(start + len), IValue::Int(1)],
+                vec![
+                    tv(&z),
+                    tv(&g[0]),
+                    IValue::Int(d),
+                    IValue::Int(start),
+                    IValue::Int(start + len),
+                    IValue::Int(1),
+                ],
             )?),
             None,
         ])
     });
-    for name in ["aten::hstack", "aten::vstack", "aten::dstack", "aten::column_stack"] {
+    for name in [
+        "aten::hstack",
+        "aten::vstack",
+        "aten::dstack",
+        "aten::column_stack",
+    ] {
         t.linear(name, |c, g| {
             let op = c.op.clone();
             via_decomposition(c, g, move |a| {
@@ -91,7 +116,11 @@ pub(super) fn register(t: &mut Table) {
                     "aten::dstack" => ("aten::atleast_3d", 2),
                     "aten::hstack" => (
                         "aten::atleast_1d",
-                        if xs.iter().all(|x| x.dim() <= 1) { 0 } else { 1 },
+                        if xs.iter().all(|x| x.dim() <= 1) {
+                            0
+                        } else {
+                            1
+                        },
                     ),
                     _ => ("column", 1),
                 };
@@ -109,7 +138,10 @@ pub(super) fn register(t: &mut Table) {
                         }
                     })
                     .collect::<Result<Vec<_>, Error>>()?;
-                Ok(vec![o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(dim)])?])
+                Ok(vec![o::call1(
+                    "aten::cat",
+                    vec![IValue::tensor_list(parts), IValue::Int(dim)],
+                )?])
             })
         });
     }
@@ -142,7 +174,13 @@ pub(super) fn register(t: &mut Table) {
             let dims: Vec<i64> = (0..x.dim() as i64).filter(|&k| k != d).collect();
             let norm = o::call1(
                 "aten::linalg_vector_norm",
-                vec![tv(&x), o::fv(p), IValue::int_list(dims), IValue::Bool(true), IValue::None],
+                vec![
+                    tv(&x),
+                    o::fv(p),
+                    IValue::int_list(dims),
+                    IValue::Bool(true),
+                    IValue::None,
+                ],
             )?;
             let factor = o::div(
                 &o::add_s(&o::zeros_like(&norm)?, maxnorm)?,
@@ -175,7 +213,10 @@ pub(super) fn register(t: &mut Table) {
                 .filter_map(|v| v.as_tensor().cloned())
                 .map(|t| o::reshape(&t, &[-1]))
                 .collect::<Result<Vec<_>, Error>>()?;
-            Ok(vec![o::call1("aten::stack", vec![IValue::tensor_list(cols), IValue::Int(1)])?])
+            Ok(vec![o::call1(
+                "aten::stack",
+                vec![IValue::tensor_list(cols), IValue::Int(1)],
+            )?])
         })
     });
     t.add("aten::linalg_tensorinv", |c, g| {
@@ -198,7 +239,10 @@ pub(super) fn register(t: &mut Table) {
             let mut x = x;
             if let Some(dims) = a[2].as_int_list() {
                 let nd = x.dim() as i64;
-                let dims: Vec<i64> = dims.iter().map(|&d| if d < 0 { d + nd } else { d }).collect();
+                let dims: Vec<i64> = dims
+                    .iter()
+                    .map(|&d| if d < 0 { d + nd } else { d })
+                    .collect();
                 let mut perm: Vec<i64> = (0..nd).filter(|d| !dims.contains(d)).collect();
                 perm.extend(dims);
                 x = o::permute(&x, &perm)?;
@@ -222,7 +266,10 @@ pub(super) fn register(t: &mut Table) {
                 let prev = cols.last().cloned().expect("one column");
                 cols.push(o::mul(&prev, &x)?);
             }
-            Ok(vec![o::call1("aten::stack", vec![IValue::tensor_list(cols), IValue::Int(-1)])?])
+            Ok(vec![o::call1(
+                "aten::stack",
+                vec![IValue::tensor_list(cols), IValue::Int(-1)],
+            )?])
         })
     });
     t.linear("aten::as_strided_scatter", |c, g| {
@@ -233,26 +280,54 @@ pub(super) fn register(t: &mut Table) {
         let gc = o::call1("aten::contiguous", vec![tv(&gc), IValue::Int(0)])?;
         let gs = o::call1(
             "aten::as_strided_scatter",
-            vec![tv(&gc), tv(&o::zeros_like(src)?), a[2].clone(), a[3].clone(), a[4].clone()],
+            vec![
+                tv(&gc),
+                tv(&o::zeros_like(src)?),
+                a[2].clone(),
+                a[3].clone(),
+                a[4].clone(),
+            ],
         )?;
         let win = o::call1(
             "aten::as_strided",
             vec![tv(&gc), a[2].clone(), a[3].clone(), a[4].clone()],
         )?;
-        Ok(vec![Some(gs), Some(o::call1("aten::clone", vec![tv(&win), IValue::None])?)])
+        Ok(vec![
+            Some(gs),
+            Some(o::call1("aten::clone", vec![tv(&win), IValue::None])?),
+        ])
     });
     t.add("aten::corrcoef", |c, g| {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
-            let x2 = if x.dim() == 1 { o::unsqueeze(&x, 0)? } else { x.clone() };
+            let x2 = if x.dim() == 1 {
+                o::unsqueeze(&x, 0)?
+            } else {
+                x.clone()
+            };
             let n = x2.sizes()[1] as f64;
-            let mean = o::call1("aten::mean.dim", vec![tv(&x2), IValue::int_list([1]), IValue::Bool(true), IValue::None])?;
+            let mean = o::call1(
+                "aten::mean.dim",
+                vec![
+                    tv(&x2),
+                    IValue::int_list([1]),
+                    IValue::Bool(true),
+                    IValue::None,
+                ],
+            )?;
             let xc = o::sub(&x2, &mean)?;
             let cov = o::div_s(&o::mm(&xc, &o::t(&xc)?)?, n - 1.0)?;
-            let d = o::sqrt(&o::call1("aten::diagonal", vec![tv(&cov), IValue::Int(0), IValue::Int(0), IValue::Int(1)])?)?;
+            let d = o::sqrt(&o::call1(
+                "aten::diagonal",
+                vec![tv(&cov), IValue::Int(0), IValue::Int(0), IValue::Int(1)],
+            )?)?;
             let r = o::div(&o::div(&cov, &o::unsqueeze(&d, 1)?)?, &o::unsqueeze(&d, 0)?)?;
             let r = o::call1("aten::clamp", vec![tv(&r), o::fv(-1.0), o::fv(1.0)])?;
-            Ok(vec![if x.dim() == 1 { o::reshape(&r, &[])? } else { r }])
+            Ok(vec![if x.dim() == 1 {
+                o::reshape(&r, &[])?
+            } else {
+                r
+            }])
         })
     });
     t.add("aten::cumulative_trapezoid.x", |c, g| {
@@ -263,7 +338,10 @@ pub(super) fn register(t: &mut Table) {
             let d = if d < 0 { d + nd } else { d };
             let n = y.sizes()[d as usize];
             let narrow = |t: &Tensor, dd: i64, s: i64, l: i64| {
-                o::call1("aten::narrow", vec![tv(t), IValue::Int(dd), IValue::Int(s), IValue::Int(l)])
+                o::call1(
+                    "aten::narrow",
+                    vec![tv(t), IValue::Int(dd), IValue::Int(s), IValue::Int(l)],
+                )
             };
             let dx = if x.dim() == 1 {
                 let xd = o::sub(&narrow(&x, 0, 1, n - 1)?, &narrow(&x, 0, 0, n - 1)?)?;
@@ -272,10 +350,19 @@ pub(super) fn register(t: &mut Table) {
                 o::reshape(&xd, &shape)?
             } else {
                 let xd_dim = d - (nd - x.dim() as i64);
-                o::sub(&narrow(&x, xd_dim, 1, n - 1)?, &narrow(&x, xd_dim, 0, n - 1)?)?
+                o::sub(
+                    &narrow(&x, xd_dim, 1, n - 1)?,
+                    &narrow(&x, xd_dim, 0, n - 1)?,
+                )?
             };
-            let avg = o::mul_s(&o::add(&narrow(&y, d, 1, n - 1)?, &narrow(&y, d, 0, n - 1)?)?, 0.5)?;
-            Ok(vec![o::call1("aten::cumsum", vec![tv(&o::mul(&avg, &dx)?), IValue::Int(d), IValue::None])?])
+            let avg = o::mul_s(
+                &o::add(&narrow(&y, d, 1, n - 1)?, &narrow(&y, d, 0, n - 1)?)?,
+                0.5,
+            )?;
+            Ok(vec![o::call1(
+                "aten::cumsum",
+                vec![tv(&o::mul(&avg, &dx)?), IValue::Int(d), IValue::None],
+            )?])
         })
     });
     t.add("aten::diff", |c, g| {
@@ -294,15 +381,28 @@ pub(super) fn register(t: &mut Table) {
             let mut y = if parts.len() == 1 {
                 parts.pop().expect("one part")
             } else {
-                o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(d)])?
+                o::call1(
+                    "aten::cat",
+                    vec![IValue::tensor_list(parts), IValue::Int(d)],
+                )?
             };
             for _ in 0..n {
-                let len = y.sizes()[if d < 0 { (y.dim() as i64 + d) as usize } else { d as usize }];
+                let len = y.sizes()[if d < 0 {
+                    (y.dim() as i64 + d) as usize
+                } else {
+                    d as usize
+                }];
                 if len == 0 {
                     break;
                 }
-                let hi = o::call1("aten::narrow", vec![tv(&y), IValue::Int(d), IValue::Int(1), IValue::Int(len - 1)])?;
-                let lo = o::call1("aten::narrow", vec![tv(&y), IValue::Int(d), IValue::Int(0), IValue::Int(len - 1)])?;
+                let hi = o::call1(
+                    "aten::narrow",
+                    vec![tv(&y), IValue::Int(d), IValue::Int(1), IValue::Int(len - 1)],
+                )?;
+                let lo = o::call1(
+                    "aten::narrow",
+                    vec![tv(&y), IValue::Int(d), IValue::Int(0), IValue::Int(len - 1)],
+                )?;
                 y = o::sub(&hi, &lo)?;
             }
             Ok(vec![y])
@@ -311,7 +411,13 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::pairwise_distance", |c, g| {
         via_decomposition(c, g, |a| {
             let keepdim = a.get(4).and_then(|v| v.as_bool()).unwrap_or(false);
-            Ok(vec![pairwise(&t_of(a, 0)?, &t_of(a, 1)?, f_of(a, 2), f_of(a, 3), keepdim)?])
+            Ok(vec![pairwise(
+                &t_of(a, 0)?,
+                &t_of(a, 1)?,
+                f_of(a, 2),
+                f_of(a, 3),
+                keepdim,
+            )?])
         })
     });
     for name in ["aten::cdist", "aten::_cdist_forward"] {
@@ -335,7 +441,10 @@ pub(super) fn register(t: &mut Table) {
         via_decomposition(c, g, |a| {
             let (x, y) = (t_of(a, 0)?, t_of(a, 1)?);
             let margin = f_of(a, 2);
-            let m = o::call1("aten::clamp_min", vec![tv(&o::rsub_s(&x, margin)?), o::fv(0.0)])?;
+            let m = o::call1(
+                "aten::clamp_min",
+                vec![tv(&o::rsub_s(&x, margin)?), o::fv(0.0)],
+            )?;
             let one = o::add_s(&o::zeros_like(&y)?, 1.0)?;
             let neg1 = o::add_s(&o::zeros_like(&y)?, -1.0)?;
             let lm = o::mask(&o::ne(&y, &one)?, &m)?;
@@ -375,7 +484,10 @@ pub(super) fn register(t: &mut Table) {
             let one = o::add_s(&o::zeros_like(&y)?, 1.0)?;
             let neg1 = o::add_s(&o::zeros_like(&y)?, -1.0)?;
             let pos = o::mask(&o::eq(&y, &one)?, &o::rsub_s(&cos, 1.0)?)?;
-            let negv = o::call1("aten::clamp_min", vec![tv(&o::add_s(&cos, -margin)?), o::fv(0.0)])?;
+            let negv = o::call1(
+                "aten::clamp_min",
+                vec![tv(&o::add_s(&cos, -margin)?), o::fv(0.0)],
+            )?;
             let neg = o::mask(&o::eq(&y, &neg1)?, &negv)?;
             Ok(vec![reduce(&o::add(&pos, &neg)?, i_of(a, 4))?])
         })
@@ -399,8 +511,18 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::tensordot", |c, g| {
         via_decomposition(c, g, |a| {
             let (x, y) = (t_of(a, 0)?, t_of(a, 1)?);
-            let dx: Vec<i64> = a[2].as_int_list().unwrap_or_default().iter().map(|&d| if d < 0 { d + x.dim() as i64 } else { d }).collect();
-            let dy: Vec<i64> = a[3].as_int_list().unwrap_or_default().iter().map(|&d| if d < 0 { d + y.dim() as i64 } else { d }).collect();
+            let dx: Vec<i64> = a[2]
+                .as_int_list()
+                .unwrap_or_default()
+                .iter()
+                .map(|&d| if d < 0 { d + x.dim() as i64 } else { d })
+                .collect();
+            let dy: Vec<i64> = a[3]
+                .as_int_list()
+                .unwrap_or_default()
+                .iter()
+                .map(|&d| if d < 0 { d + y.dim() as i64 } else { d })
+                .collect();
             let fx: Vec<i64> = (0..x.dim() as i64).filter(|d| !dx.contains(d)).collect();
             let fy: Vec<i64> = (0..y.dim() as i64).filter(|d| !dy.contains(d)).collect();
             let xs = x.sizes();
@@ -464,8 +586,14 @@ pub(super) fn register(t: &mut Table) {
                 1 => (1, x.sizes()[0]),
                 _ => (x.sizes()[0], x.sizes()[1]),
             };
-            let rows = o::call1("aten::narrow", vec![tv(&g[0]), IValue::Int(0), IValue::Int(r0), IValue::Int(h)])?;
-            let blk = o::call1("aten::narrow", vec![tv(&rows), IValue::Int(1), IValue::Int(c0), IValue::Int(w)])?;
+            let rows = o::call1(
+                "aten::narrow",
+                vec![tv(&g[0]), IValue::Int(0), IValue::Int(r0), IValue::Int(h)],
+            )?;
+            let blk = o::call1(
+                "aten::narrow",
+                vec![tv(&rows), IValue::Int(1), IValue::Int(c0), IValue::Int(w)],
+            )?;
             out.push(Some(o::reshape(&blk, &x.sizes())?));
             r0 += h;
             c0 += w;
@@ -483,7 +611,11 @@ pub(super) fn register(t: &mut Table) {
                     keep = 1 - k as i64;
                 }
                 let dims: Vec<i64> = (0..g[k].dim() as i64).filter(|&d| d != keep).collect();
-                let s = if dims.is_empty() { g[k].clone() } else { o::sum_dims(&g[k], &dims, false)? };
+                let s = if dims.is_empty() {
+                    g[k].clone()
+                } else {
+                    o::sum_dims(&g[k], &dims, false)?
+                };
                 out.push(Some(o::reshape(&s, &x.sizes())?));
             }
             Ok(out)
@@ -509,14 +641,23 @@ pub(super) fn register(t: &mut Table) {
                 }
             }
             let hit = o::to_dtype(&o::eq(x, &out)?, x.dtype())?;
-            let cnt = if dims.is_empty() { hit.clone() } else { o::sum_dims(&hit, &dims, true)? };
+            let cnt = if dims.is_empty() {
+                hit.clone()
+            } else {
+                o::sum_dims(&hit, &dims, true)?
+            };
             total = o::add(&total, &o::mul(&o::div(&gk, &cnt)?, &hit)?)?;
         }
         Ok(vec![Some(total)])
     });
-    t.linear("aten::fill.Scalar", |c, _| Ok(vec![Some(o::zeros_like(c.t(0)?)?)]));
+    t.linear("aten::fill.Scalar", |c, _| {
+        Ok(vec![Some(o::zeros_like(c.t(0)?)?)])
+    });
     t.linear("aten::fill.Tensor", |c, g| {
-        Ok(vec![Some(o::zeros_like(c.t(0)?)?), Some(o::reshape(&o::sum(&g[0])?, &c.t(1)?.sizes())?)])
+        Ok(vec![
+            Some(o::zeros_like(c.t(0)?)?),
+            Some(o::reshape(&o::sum(&g[0])?, &c.t(1)?.sizes())?),
+        ])
     });
     t.linear("aten::max_unpool2d", |c, g| {
         let x = c.t(0)?;
@@ -527,7 +668,12 @@ pub(super) fn register(t: &mut Table) {
         let gf = o::reshape(&g[0], &[planes, -1])?;
         let r = o::call1(
             "aten::gather",
-            vec![tv(&gf), IValue::Int(1), tv(&o::reshape(idx, &[planes, -1])?), IValue::Bool(false)],
+            vec![
+                tv(&gf),
+                IValue::Int(1),
+                tv(&o::reshape(idx, &[planes, -1])?),
+                IValue::Bool(false),
+            ],
         )?;
         Ok(vec![Some(o::reshape(&r, &xs)?), None])
     });

@@ -101,9 +101,13 @@ pub fn run_backward(req: &BackwardRequest) -> Result<Vec<Option<Tensor>>, Error>
             _ => None,
         })
         .collect();
-    let needed = needed_nodes(&nodes, &order, &wanted_outputs, req.inputs.is_none(), &|t| {
-        leaf_target(t).is_some()
-    });
+    let needed = needed_nodes(
+        &nodes,
+        &order,
+        &wanted_outputs,
+        req.inputs.is_none(),
+        &|t| leaf_target(t).is_some(),
+    );
 
     // Seed the roots.
     let mut buffers: HashMap<usize, Vec<Option<Tensor>>> = HashMap::new();
@@ -164,7 +168,10 @@ pub fn run_backward(req: &BackwardRequest) -> Result<Vec<Option<Tensor>>, Error>
         for (e, g) in node.next_edges.iter().zip(outs) {
             let Some(e) = e else { continue };
             match e {
-                Edge::Node { node: next, input_nr } => {
+                Edge::Node {
+                    node: next,
+                    input_nr,
+                } => {
                     let nk = key(next);
                     if let Some(g) = g {
                         let (sizes, dtype) = &next.outputs[*input_nr];
@@ -199,10 +206,7 @@ pub fn run_backward(req: &BackwardRequest) -> Result<Vec<Option<Tensor>>, Error>
         ));
     }
     if !req.create_graph {
-        results = results
-            .into_iter()
-            .map(|r| r.map(|t| t.detach()))
-            .collect();
+        results = results.into_iter().map(|r| r.map(|t| t.detach())).collect();
     }
     Ok(results)
 }

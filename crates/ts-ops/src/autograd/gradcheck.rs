@@ -56,7 +56,10 @@ fn weights(k: usize, like: &Tensor) -> Result<Tensor, Error> {
 }
 
 /// The weighted sum of the float outputs of `f` as a plain number.
-fn loss_value(f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>, xs: &[Tensor]) -> Result<f64, Error> {
+fn loss_value(
+    f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>,
+    xs: &[Tensor],
+) -> Result<f64, Error> {
     let _off = GradModeGuard::no_grad();
     let outs = float_outputs(&f(xs)?);
     let mut total = 0.0;
@@ -93,14 +96,23 @@ fn numeric_grads(
     Ok(all)
 }
 
-fn compare(what: &str, analytic: &[Option<Tensor>], numeric: &[Vec<f64>], tol: Tolerance) -> Result<(), String> {
+fn compare(
+    what: &str,
+    analytic: &[Option<Tensor>],
+    numeric: &[Vec<f64>],
+    tol: Tolerance,
+) -> Result<(), String> {
     for (i, (a, n)) in analytic.iter().zip(numeric).enumerate() {
         let a: Vec<f64> = match a {
             Some(t) => t.to_vec::<f64>(),
             None => vec![0.0; n.len()],
         };
         if a.len() != n.len() {
-            return Err(format!("{what}: input {i}: gradient has {} elements, expected {}", a.len(), n.len()));
+            return Err(format!(
+                "{what}: input {i}: gradient has {} elements, expected {}",
+                a.len(),
+                n.len()
+            ));
         }
         for (j, (x, y)) in a.iter().zip(n).enumerate() {
             if (x - y).abs() > tol.atol + tol.rtol * y.abs() {
@@ -188,7 +200,10 @@ pub fn gradgradcheck(
 }
 
 /// Runs the operator `name` with `xs` in place of its float tensor arguments (in order).
-pub fn op_fn(name: &'static str, args: Vec<IValue>) -> impl Fn(&[Tensor]) -> Result<Vec<IValue>, Error> {
+pub fn op_fn(
+    name: &'static str,
+    args: Vec<IValue>,
+) -> impl Fn(&[Tensor]) -> Result<Vec<IValue>, Error> {
     move |xs: &[Tensor]| {
         let mut a = args.clone();
         let mut it = xs.iter();

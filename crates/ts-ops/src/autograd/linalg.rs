@@ -41,7 +41,13 @@ fn t_of(a: &[IValue], i: usize) -> Result<Tensor, Error> {
 
 /// Matrix norms over two dimensions: Frobenius, nuclear (through singular values), and the
 /// 1/inf (max column/row abs sums) and 2/-2 (extreme singular values) orders.
-fn matrix_norm(x: &Tensor, ord: f64, dims: &[i64], kd: bool, sord: Option<&str>) -> Result<Tensor, Error> {
+fn matrix_norm(
+    x: &Tensor,
+    ord: f64,
+    dims: &[i64],
+    kd: bool,
+    sord: Option<&str>,
+) -> Result<Tensor, Error> {
     let nd = x.dim() as i64;
     let d0 = if dims[0] < 0 { dims[0] + nd } else { dims[0] };
     let d1 = if dims[1] < 0 { dims[1] + nd } else { dims[1] };
@@ -49,7 +55,13 @@ fn matrix_norm(x: &Tensor, ord: f64, dims: &[i64], kd: bool, sord: Option<&str>)
         Some("fro") => {
             return o::call1(
                 "aten::linalg_vector_norm",
-                vec![tv(x), o::fv(2.0), IValue::int_list([d0, d1]), IValue::Bool(kd), IValue::None],
+                vec![
+                    tv(x),
+                    o::fv(2.0),
+                    IValue::int_list([d0, d1]),
+                    IValue::Bool(kd),
+                    IValue::None,
+                ],
             )
         }
         Some("nuc") => {
@@ -64,7 +76,11 @@ fn matrix_norm(x: &Tensor, ord: f64, dims: &[i64], kd: bool, sord: Option<&str>)
         let m = o::permute(x, &move_last(nd, d0, d1))?;
         let sv = o::call1("aten::linalg_svdvals", vec![tv(&m), IValue::None])?;
         let r = o::call1(
-            if ord > 0.0 { "aten::amax" } else { "aten::amin" },
+            if ord > 0.0 {
+                "aten::amax"
+            } else {
+                "aten::amin"
+            },
             vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)],
         )?;
         return keep_two(&r, d0, d1, kd);
@@ -73,7 +89,11 @@ fn matrix_norm(x: &Tensor, ord: f64, dims: &[i64], kd: bool, sord: Option<&str>)
     let (sum_dim, red_dim) = if ord.abs() == 1.0 { (d0, d1) } else { (d1, d0) };
     let s = o::sum_dims(&o::abs(x)?, &[sum_dim], true)?;
     let r = o::call1(
-        if ord > 0.0 { "aten::amax" } else { "aten::amin" },
+        if ord > 0.0 {
+            "aten::amax"
+        } else {
+            "aten::amin"
+        },
         vec![tv(&s), IValue::int_list([red_dim]), IValue::Bool(true)],
     )?;
     if kd {
@@ -104,7 +124,8 @@ fn keep_two(r: &Tensor, d0: i64, d1: i64, kd: bool) -> Result<Tensor, Error> {
 }
 
 fn solve_grads(a: &Tensor, b: &Tensor, x: &Tensor, g: &Tensor) -> R {
-    let vec_b = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
+    let vec_b =
+        b.dim() == 1 || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
     let (xg, gg) = if vec_b {
         (o::unsqueeze(x, -1)?, o::unsqueeze(g, -1)?)
     } else {
@@ -198,7 +219,10 @@ pub(super) fn register(t: &mut Table) {
         let (x, a, b) = (c.t(0)?, c.t(1)?, c.t(2)?);
         let (beta, alpha) = (s(c, 3)?, s(c, 4)?);
         let n = a.sizes()[0];
-        let gb3 = o::expand(&o::unsqueeze(&g[0], 0)?, &[n, g[0].sizes()[0], g[0].sizes()[1]])?;
+        let gb3 = o::expand(
+            &o::unsqueeze(&g[0], 0)?,
+            &[n, g[0].sizes()[0], g[0].sizes()[1]],
+        )?;
         let (ga, gb) = matmul_grads(a, b, &gb3)?;
         Ok(vec![
             Some(o::sum_to(&o::mul_s(&g[0], beta)?, &x.sizes())?),
@@ -230,14 +254,23 @@ pub(super) fn register(t: &mut Table) {
         let n = x.sizes()[0].min(x.sizes()[1]);
         let eye = o::call1(
             "aten::eye",
-            vec![IValue::Int(n), IValue::Int(x.dtype().scalar_type_index()), IValue::None, IValue::None, IValue::None],
+            vec![
+                IValue::Int(n),
+                IValue::Int(x.dtype().scalar_type_index()),
+                IValue::None,
+                IValue::None,
+                IValue::None,
+            ],
         )?;
         let z = o::zeros(&x.sizes(), x.dtype())?;
         let d = o::call1(
             "aten::diagonal_scatter",
             vec![
                 tv(&z),
-                tv(&o::call1("aten::diagonal", vec![tv(&eye), IValue::Int(0), IValue::Int(0), IValue::Int(1)])?),
+                tv(&o::call1(
+                    "aten::diagonal",
+                    vec![tv(&eye), IValue::Int(0), IValue::Int(0), IValue::Int(1)],
+                )?),
                 IValue::Int(0),
                 IValue::Int(0),
                 IValue::Int(1),
@@ -289,9 +322,18 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::linalg_eigh", |c, g| {
         let a = c.t(0)?;
-        let r = o::call("aten::linalg_eigh", vec![tv(&a.detach()), c.args.0[1].clone()])?;
-        let l = r[0].as_tensor().cloned().ok_or_else(|| Error::runtime("eigh"))?;
-        let v = r[1].as_tensor().cloned().ok_or_else(|| Error::runtime("eigh"))?;
+        let r = o::call(
+            "aten::linalg_eigh",
+            vec![tv(&a.detach()), c.args.0[1].clone()],
+        )?;
+        let l = r[0]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("eigh"))?;
+        let v = r[1]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("eigh"))?;
         // Project V^H gV onto the skew-Hermitian matrices, divide by L_j - L_i off the
         // diagonal, put gL on the diagonal, and conjugate by V.
         let vhgv = o::matmul(&o::mh(&v)?, &g[1])?;
@@ -300,28 +342,52 @@ pub(super) fn register(t: &mut Table) {
         let n = l.sizes()[l.dim() - 1];
         let eye = o::call1(
             "aten::eye",
-            vec![IValue::Int(n), IValue::Int(7), IValue::None, IValue::None, IValue::None],
+            vec![
+                IValue::Int(n),
+                IValue::Int(7),
+                IValue::None,
+                IValue::None,
+                IValue::None,
+            ],
         )?;
         let eye_b = o::to_dtype(&eye, ts_tensor::DType::Bool)?;
         let ones = o::add_s(&o::zeros_like(&e)?, 1.0)?;
         let e_safe = o::where_(&eye_b, &ones, &e)?;
         let off = o::where_(&eye_b, &o::zeros_like(&skew)?, &o::div(&skew, &e_safe)?)?;
-        let inner = o::add(&off, &o::call1("aten::diag_embed", vec![tv(&g[0]), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)])?)?;
+        let inner = o::add(
+            &off,
+            &o::call1(
+                "aten::diag_embed",
+                vec![tv(&g[0]), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)],
+            )?,
+        )?;
         one(o::matmul(&o::matmul(&v, &inner)?, &o::mh(&v)?)?)
     });
     t.add("aten::linalg_eigvalsh", |c, g| {
         let a = c.t(0)?;
         let r = o::call("aten::linalg_eigh", vec![tv(a), c.args.0[1].clone()])?;
-        let v = r[1].as_tensor().cloned().ok_or_else(|| Error::runtime("eigh"))?;
+        let v = r[1]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("eigh"))?;
         // V diag(g) V^H
         let vg = o::mul(&v, &o::unsqueeze(&g[0], -2)?)?;
         one(o::matmul(&vg, &o::mh(&v)?)?)
     });
     t.add("aten::linalg_svdvals", |c, g| {
         let a = c.t(0)?;
-        let r = o::call("aten::linalg_svd", vec![tv(a), IValue::Bool(false), IValue::None])?;
-        let u = r[0].as_tensor().cloned().ok_or_else(|| Error::runtime("svd"))?;
-        let vh = r[2].as_tensor().cloned().ok_or_else(|| Error::runtime("svd"))?;
+        let r = o::call(
+            "aten::linalg_svd",
+            vec![tv(a), IValue::Bool(false), IValue::None],
+        )?;
+        let u = r[0]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("svd"))?;
+        let vh = r[2]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("svd"))?;
         let ug = o::mul(&u, &o::unsqueeze(&g[0], -2)?)?;
         one(o::matmul(&ug, &vh)?)
     });
@@ -334,8 +400,22 @@ pub(super) fn register(t: &mut Table) {
             // Phi(L^H gL): lower triangle with the diagonal halved.
             let p = o::matmul(&o::mh(&l)?, &gl)?;
             let p = o::call1("aten::tril", vec![tv(&p), IValue::Int(0)])?;
-            let d = o::call1("aten::diagonal", vec![tv(&p), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)])?;
-            let p = o::sub(&p, &o::call1("aten::diag_embed", vec![tv(&o::mul_s(&d, 0.5)?), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)])?)?;
+            let d = o::call1(
+                "aten::diagonal",
+                vec![tv(&p), IValue::Int(0), IValue::Int(-2), IValue::Int(-1)],
+            )?;
+            let p = o::sub(
+                &p,
+                &o::call1(
+                    "aten::diag_embed",
+                    vec![
+                        tv(&o::mul_s(&d, 0.5)?),
+                        IValue::Int(0),
+                        IValue::Int(-2),
+                        IValue::Int(-1),
+                    ],
+                )?,
+            )?;
             let li = o::call1("aten::linalg_inv", vec![tv(&l)])?;
             let s = o::matmul(&o::matmul(&o::mh(&li)?, &p)?, &li)?;
             let s = o::mul_s(&o::add(&s, &o::mh(&s)?)?, 0.5)?;
@@ -362,11 +442,21 @@ pub(super) fn register(t: &mut Table) {
             };
             Ok(vec![o::call1(
                 "aten::linalg_vector_norm",
-                vec![tv(&x), o::fv(ord.unwrap_or(2.0)), dims_v, IValue::Bool(kd), IValue::None],
+                vec![
+                    tv(&x),
+                    o::fv(ord.unwrap_or(2.0)),
+                    dims_v,
+                    IValue::Bool(kd),
+                    IValue::None,
+                ],
             )?])
         })
     });
-    for name in ["aten::linalg_matrix_norm", "aten::linalg_matrix_norm.str_ord", "aten::linalg_norm.ord_str"] {
+    for name in [
+        "aten::linalg_matrix_norm",
+        "aten::linalg_matrix_norm.str_ord",
+        "aten::linalg_norm.ord_str",
+    ] {
         t.add(name, |c, g| {
             super::nn::via_decomposition(c, g, |a| {
                 let x = t_of(a, 0)?;
@@ -388,7 +478,8 @@ pub(super) fn register(t: &mut Table) {
             ));
         }
         let x = c.out(0)?;
-        let vec_b = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
+        let vec_b = b.dim() == 1
+            || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
         let (xg, gg) = if vec_b {
             (o::unsqueeze(&x, -1)?, o::unsqueeze(&g[0], -1)?)
         } else {
@@ -492,22 +583,37 @@ fn ivs(a: &[IValue], i: usize) -> bool {
 /// `A^{-1} B` for a triangular `A` (the triangle taken, unit diagonal when asked).
 fn tri_solve(a: &Tensor, b: &Tensor, upper: bool, unit: bool, left: bool) -> Result<Tensor, Error> {
     let tri = if upper {
-        o::call1("aten::triu", vec![tv(a), IValue::Int(if unit { 1 } else { 0 })])?
+        o::call1(
+            "aten::triu",
+            vec![tv(a), IValue::Int(if unit { 1 } else { 0 })],
+        )?
     } else {
-        o::call1("aten::tril", vec![tv(a), IValue::Int(if unit { -1 } else { 0 })])?
+        o::call1(
+            "aten::tril",
+            vec![tv(a), IValue::Int(if unit { -1 } else { 0 })],
+        )?
     };
     let tri = if unit {
         let n = a.sizes()[a.dim() - 1];
         let eye = o::call1(
             "aten::eye",
-            vec![IValue::Int(n), IValue::Int(a.dtype().scalar_type_index()), IValue::None, IValue::None, IValue::None],
+            vec![
+                IValue::Int(n),
+                IValue::Int(a.dtype().scalar_type_index()),
+                IValue::None,
+                IValue::None,
+                IValue::None,
+            ],
         )?;
         o::add(&tri, &eye)?
     } else {
         tri
     };
     if left {
-        o::call1("aten::linalg_solve", vec![tv(&tri), tv(b), IValue::Bool(true)])
+        o::call1(
+            "aten::linalg_solve",
+            vec![tv(&tri), tv(b), IValue::Bool(true)],
+        )
     } else {
         let r = o::call1(
             "aten::linalg_solve",
@@ -523,7 +629,10 @@ fn pinv_full_rank(a: &Tensor) -> Result<Tensor, Error> {
     let (m, n) = (s[s.len() - 2], s[s.len() - 1]);
     let ah = o::mh(a)?;
     if m >= n {
-        o::call1("aten::linalg_solve", vec![tv(&o::matmul(&ah, a)?), tv(&ah), IValue::Bool(true)])
+        o::call1(
+            "aten::linalg_solve",
+            vec![tv(&o::matmul(&ah, a)?), tv(&ah), IValue::Bool(true)],
+        )
     } else {
         let inv = o::call1("aten::linalg_inv", vec![tv(&o::matmul(a, &ah)?)])?;
         o::matmul(&ah, &inv)
@@ -535,7 +644,13 @@ pub(super) fn register_solvers(t: &mut Table) {
     use super::nn::via_decomposition;
     t.add("aten::linalg_solve_triangular", |c, g| {
         via_decomposition(c, g, |a| {
-            Ok(vec![tri_solve(&t_of(a, 0)?, &t_of(a, 1)?, ivs(a, 2), ivs(a, 4), a[3].as_bool().unwrap_or(true))?])
+            Ok(vec![tri_solve(
+                &t_of(a, 0)?,
+                &t_of(a, 1)?,
+                ivs(a, 2),
+                ivs(a, 4),
+                a[3].as_bool().unwrap_or(true),
+            )?])
         })
     });
     t.add("aten::triangular_solve", |c, g| {
@@ -566,7 +681,9 @@ pub(super) fn register_solvers(t: &mut Table) {
         "aten::linalg_pinv.rcond_tensor",
         "aten::pinverse",
     ] {
-        t.add(name, |c, g| via_decomposition(c, g, |a| Ok(vec![pinv_full_rank(&t_of(a, 0)?)?])));
+        t.add(name, |c, g| {
+            via_decomposition(c, g, |a| Ok(vec![pinv_full_rank(&t_of(a, 0)?)?]))
+        });
     }
     t.add("aten::cholesky_inverse", |c, g| {
         via_decomposition(c, g, |a| {
@@ -584,13 +701,25 @@ pub(super) fn register_solvers(t: &mut Table) {
         via_decomposition(c, g, move |a| {
             let (m, b) = (t_of(a, 0)?, t_of(a, 1)?);
             let vec_b = b.dim() + 1 == m.dim();
-            let bm = if vec_b { o::unsqueeze(&b, -1)? } else { b.clone() };
+            let bm = if vec_b {
+                o::unsqueeze(&b, -1)?
+            } else {
+                b.clone()
+            };
             let x = o::matmul(&pinv_full_rank(&m)?, &bm)?;
-            let mut outs = vec![if vec_b { o::call1("aten::squeeze.dim", vec![tv(&x), IValue::Int(-1)])? } else { x.clone() }];
+            let mut outs = vec![if vec_b {
+                o::call1("aten::squeeze.dim", vec![tv(&x), IValue::Int(-1)])?
+            } else {
+                x.clone()
+            }];
             if want_res {
                 let r = o::sub(&o::matmul(&m, &x)?, &bm)?;
                 let res = o::sum_dims(&o::square(&r)?, &[-2], false)?;
-                outs.push(if vec_b { o::call1("aten::squeeze.dim", vec![tv(&res), IValue::Int(-1)])? } else { res });
+                outs.push(if vec_b {
+                    o::call1("aten::squeeze.dim", vec![tv(&res), IValue::Int(-1)])?
+                } else {
+                    res
+                });
             }
             Ok(outs)
         })
@@ -601,14 +730,26 @@ pub(super) fn register_solvers(t: &mut Table) {
                 let x = t_of(a, 0)?;
                 let (p, sp) = match a.get(1) {
                     Some(IValue::String(s)) => (0.0, Some(s.to_string())),
-                    Some(v) if !v.is_none() => (v.as_scalar().map(|s| s.to_f64()).unwrap_or(2.0), None),
+                    Some(v) if !v.is_none() => {
+                        (v.as_scalar().map(|s| s.to_f64()).unwrap_or(2.0), None)
+                    }
                     _ => (2.0, None),
                 };
                 if sp.is_none() && p.abs() == 2.0 {
                     let sv = o::call1("aten::linalg_svdvals", vec![tv(&x), IValue::None])?;
-                    let hi = o::call1("aten::amax", vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)])?;
-                    let lo = o::call1("aten::amin", vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)])?;
-                    return Ok(vec![if p > 0.0 { o::div(&hi, &lo)? } else { o::div(&lo, &hi)? }]);
+                    let hi = o::call1(
+                        "aten::amax",
+                        vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)],
+                    )?;
+                    let lo = o::call1(
+                        "aten::amin",
+                        vec![tv(&sv), IValue::int_list([-1]), IValue::Bool(false)],
+                    )?;
+                    return Ok(vec![if p > 0.0 {
+                        o::div(&hi, &lo)?
+                    } else {
+                        o::div(&lo, &hi)?
+                    }]);
                 }
                 let inv = o::call1("aten::linalg_inv", vec![tv(&x)])?;
                 let n1 = matrix_norm(&x, p, &[-2, -1], false, sp.as_deref())?;

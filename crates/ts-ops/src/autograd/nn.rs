@@ -46,7 +46,11 @@ pub(super) fn via_decomposition(
                     l.set_requires_grad(true);
                     l
                 };
-                slots.push(if x.requires_grad() { Some(x.clone()) } else { None });
+                slots.push(if x.requires_grad() {
+                    Some(x.clone())
+                } else {
+                    None
+                });
                 *a = IValue::Tensor(x);
             }
             IValue::List(l) => {
@@ -62,7 +66,11 @@ pub(super) fn via_decomposition(
                                 l.set_requires_grad(true);
                                 l
                             };
-                            slots.push(if x.requires_grad() { Some(x.clone()) } else { None });
+                            slots.push(if x.requires_grad() {
+                                Some(x.clone())
+                            } else {
+                                None
+                            });
                             new.push(IValue::Tensor(x));
                         }
                         other => {
@@ -119,7 +127,10 @@ fn ot_of(a: &[IValue], i: usize) -> Option<Tensor> {
 }
 
 fn f_of(a: &[IValue], i: usize) -> f64 {
-    a.get(i).and_then(|v| v.as_scalar()).map(|s| s.to_f64()).unwrap_or(0.0)
+    a.get(i)
+        .and_then(|v| v.as_scalar())
+        .map(|s| s.to_f64())
+        .unwrap_or(0.0)
 }
 
 fn i_of(a: &[IValue], i: usize) -> i64 {
@@ -140,7 +151,12 @@ fn softmax_like(c: &Ctx, g: &[Tensor], log: bool) -> R {
     let y = c.out_diff(0, || c.rerun(0))?;
     let gs = o::call1(
         "aten::sum.dim_IntList",
-        vec![tv(&g[0]), IValue::int_list([d]), IValue::Bool(true), IValue::None],
+        vec![
+            tv(&g[0]),
+            IValue::int_list([d]),
+            IValue::Bool(true),
+            IValue::None,
+        ],
     );
     if log {
         // g - exp(y) * sum(g)
@@ -150,7 +166,12 @@ fn softmax_like(c: &Ctx, g: &[Tensor], log: bool) -> R {
         // y * (g - sum(g * y))
         let s = o::call1(
             "aten::sum.dim_IntList",
-            vec![tv(&o::mul(&g[0], &y)?), IValue::int_list([d]), IValue::Bool(true), IValue::None],
+            vec![
+                tv(&o::mul(&g[0], &y)?),
+                IValue::int_list([d]),
+                IValue::Bool(true),
+                IValue::None,
+            ],
         )?;
         one(o::mul(&y, &o::sub(&g[0], &s)?)?)
     }
@@ -207,7 +228,11 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::elu", |c, g| {
         let x = c.t(0)?;
-        let (alpha, scale, iscale) = (c.args.s(1)?.to_f64(), c.args.s(2)?.to_f64(), c.args.s(3)?.to_f64());
+        let (alpha, scale, iscale) = (
+            c.args.s(1)?.to_f64(),
+            c.args.s(2)?.to_f64(),
+            c.args.s(3)?.to_f64(),
+        );
         let neg = o::mul_s(&o::exp(&o::mul_s(x, iscale)?)?, alpha * scale * iscale)?;
         let pos = o::add_s(&o::zeros_like(x)?, scale)?;
         one(o::mul(&g[0], &o::where_(&o::gt_s(x, 0.0)?, &pos, &neg)?)?)
@@ -264,7 +289,11 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::hardswish", |c, g| {
         let x = c.t(0)?;
         let mid = o::mul(&g[0], &o::add_s(&o::div_s(x, 3.0)?, 0.5)?)?;
-        let r = o::where_(&o::lt_s(x, -3.0)?, &o::zeros_like(&g[0])?, &o::where_(&o::le_s(x, 3.0)?, &mid, &g[0])?)?;
+        let r = o::where_(
+            &o::lt_s(x, -3.0)?,
+            &o::zeros_like(&g[0])?,
+            &o::where_(&o::le_s(x, 3.0)?, &mid, &g[0])?,
+        )?;
         one(r)
     });
     for name in ["aten::hardshrink", "aten::softshrink"] {
@@ -283,7 +312,10 @@ pub(super) fn register(t: &mut Table) {
         let (beta, th) = (c.args.s(1)?.to_f64(), c.args.s(2)?.to_f64());
         let s = o::sigmoid(&o::mul_s(x, beta)?)?;
         let lin = o::gt_s(&o::mul_s(x, beta)?, th)?;
-        one(o::mul(&g[0], &o::where_(&lin, &o::add_s(&o::zeros_like(x)?, 1.0)?, &s)?)?)
+        one(o::mul(
+            &g[0],
+            &o::where_(&lin, &o::add_s(&o::zeros_like(x)?, 1.0)?, &s)?,
+        )?)
     });
     t.add("aten::log_sigmoid", |c, g| {
         let x = c.t(0)?;
@@ -292,7 +324,10 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::mish", |c, g| {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
-            let sp = o::call1("aten::softplus", vec![tv(&x), IValue::Int(1), IValue::Int(20)])?;
+            let sp = o::call1(
+                "aten::softplus",
+                vec![tv(&x), IValue::Int(1), IValue::Int(20)],
+            )?;
             Ok(vec![o::mul(&x, &o::tanh(&sp)?)?])
         })
     });
@@ -300,10 +335,7 @@ pub(super) fn register(t: &mut Table) {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let d = i_of(a, 1);
-            let h = o::call(
-                "aten::chunk",
-                vec![tv(&x), IValue::Int(2), IValue::Int(d)],
-            )?;
+            let h = o::call("aten::chunk", vec![tv(&x), IValue::Int(2), IValue::Int(d)])?;
             let parts = h[0].list_items().unwrap_or_default();
             let (p, q) = (t_of(&parts, 0)?, t_of(&parts, 1)?);
             Ok(vec![o::mul(&p, &o::sigmoid(&q)?)?])
@@ -369,8 +401,14 @@ pub(super) fn register(t: &mut Table) {
         via_decomposition(c, g, |a| {
             let (x, y) = (t_of(a, 0)?, t_of(a, 1)?);
             let lx = o::call1("aten::clamp_min", vec![tv(&o::log(&x)?), o::fv(-100.0)])?;
-            let l1x = o::call1("aten::clamp_min", vec![tv(&o::log(&o::rsub_s(&x, 1.0)?)?), o::fv(-100.0)])?;
-            let mut l = o::neg(&o::add(&o::mul(&y, &lx)?, &o::mul(&o::rsub_s(&y, 1.0)?, &l1x)?)?)?;
+            let l1x = o::call1(
+                "aten::clamp_min",
+                vec![tv(&o::log(&o::rsub_s(&x, 1.0)?)?), o::fv(-100.0)],
+            )?;
+            let mut l = o::neg(&o::add(
+                &o::mul(&y, &lx)?,
+                &o::mul(&o::rsub_s(&y, 1.0)?, &l1x)?,
+            )?)?;
             if let Some(w) = ot_of(a, 2) {
                 l = o::mul(&l, &w)?;
             }
@@ -443,7 +481,11 @@ pub(super) fn register(t: &mut Table) {
                     prod = o::mul(&prod, &o::reshape(w, &shape)?)?;
                 }
                 let l = o::neg(&o::sum_dims(&prod, &[cd], false)?)?;
-                let n = if x.dim() == 1 { 1.0 } else { (x.numel() as f64) / nc };
+                let n = if x.dim() == 1 {
+                    1.0
+                } else {
+                    (x.numel() as f64) / nc
+                };
                 return Ok(vec![match red {
                     0 => l,
                     1 => o::div_s(&o::sum(&l)?, n)?,
@@ -452,11 +494,20 @@ pub(super) fn register(t: &mut Table) {
             }
             let nll = o::call1(
                 "aten::nll_loss_nd",
-                vec![tv(&lp), tv(&y), w.clone().map(|w| tv(&w)).unwrap_or(IValue::None), IValue::Int(red), IValue::Int(ig)],
+                vec![
+                    tv(&lp),
+                    tv(&y),
+                    w.clone().map(|w| tv(&w)).unwrap_or(IValue::None),
+                    IValue::Int(red),
+                    IValue::Int(ig),
+                ],
             )?;
             if ls > 0.0 {
                 let nc = x.sizes()[cd as usize] as f64;
-                let valid = o::to_dtype(&o::ne(&y, &o::add_s(&o::zeros_like(&y)?, ig as f64)?)?, x.dtype())?;
+                let valid = o::to_dtype(
+                    &o::ne(&y, &o::add_s(&o::zeros_like(&y)?, ig as f64)?)?,
+                    x.dtype(),
+                )?;
                 let lpw = match &w {
                     Some(w) => {
                         let mut shape = vec![1i64; x.dim()];
@@ -470,7 +521,20 @@ pub(super) fn register(t: &mut Table) {
                     0 => smooth,
                     1 => match &w {
                         Some(w) => {
-                            let wt = o::call1("aten::index_select", vec![tv(w), IValue::Int(0), tv(&o::reshape(&o::mask(&o::to_dtype(&valid, ts_tensor::DType::Bool)?, &y)?, &[-1])?)])?;
+                            let wt = o::call1(
+                                "aten::index_select",
+                                vec![
+                                    tv(w),
+                                    IValue::Int(0),
+                                    tv(&o::reshape(
+                                        &o::mask(
+                                            &o::to_dtype(&valid, ts_tensor::DType::Bool)?,
+                                            &y,
+                                        )?,
+                                        &[-1],
+                                    )?),
+                                ],
+                            )?;
                             let wt = o::mul(&o::reshape(&wt, &valid.sizes())?, &valid)?;
                             o::div(&o::sum(&smooth)?, &o::sum(&wt)?)?
                         }
@@ -493,23 +557,45 @@ pub(super) fn register(t: &mut Table) {
             let margin = f_of(a, 3);
             let w = ot_of(a, 4);
             let red = i_of(a, 5);
-            let x2 = if x.dim() == 1 { o::unsqueeze(&x, 0)? } else { x.clone() };
+            let x2 = as_rows(&x)?;
             let y2 = o::reshape(&y, &[-1, 1])?;
             let nc = x2.sizes()[1];
-            let xy = o::call1("aten::gather", vec![tv(&x2), IValue::Int(1), tv(&y2), IValue::Bool(false)])?;
-            let m = o::call1("aten::clamp_min", vec![tv(&o::add_s(&o::sub(&x2, &xy)?, margin)?), o::fv(0.0)])?;
+            let xy = o::call1(
+                "aten::gather",
+                vec![tv(&x2), IValue::Int(1), tv(&y2), IValue::Bool(false)],
+            )?;
+            let m = o::call1(
+                "aten::clamp_min",
+                vec![tv(&o::add_s(&o::sub(&x2, &xy)?, margin)?), o::fv(0.0)],
+            )?;
             let m = if p == 2 { o::square(&m)? } else { m };
             let m = match &w {
                 Some(w) => {
-                    let wy = o::call1("aten::index_select", vec![tv(w), IValue::Int(0), tv(&o::reshape(&y, &[-1])?)])?;
+                    let wy = o::call1(
+                        "aten::index_select",
+                        vec![tv(w), IValue::Int(0), tv(&o::reshape(&y, &[-1])?)],
+                    )?;
                     o::mul(&m, &o::unsqueeze(&wy, 1)?)?
                 }
                 None => m,
             };
-            let cols = o::call1("aten::arange", vec![IValue::Int(nc), IValue::None, IValue::None, IValue::None, IValue::None])?;
+            let cols = o::call1(
+                "aten::arange",
+                vec![
+                    IValue::Int(nc),
+                    IValue::None,
+                    IValue::None,
+                    IValue::None,
+                    IValue::None,
+                ],
+            )?;
             let not_y = o::ne(&o::unsqueeze(&cols, 0)?, &y2)?;
             let per = o::div_s(&o::sum_dims(&o::mask(&not_y, &m)?, &[1], false)?, nc as f64)?;
-            let per = if x.dim() == 1 { o::reshape(&per, &[])? } else { per };
+            let per = if x.dim() < 2 {
+                o::reshape(&per, &[])?
+            } else {
+                per
+            };
             Ok(vec![reduce(&per, red)?])
         })
     });
@@ -518,12 +604,20 @@ pub(super) fn register(t: &mut Table) {
             let x = t_of(a, 0)?;
             let y = t_of(a, 1)?;
             let red = i_of(a, 2);
-            let x2 = if x.dim() == 1 { o::unsqueeze(&x, 0)? } else { x.clone() };
+            let x2 = as_rows(&x)?;
             let ys = y.to_vec::<i64>();
             let (n, nc) = (x2.sizes()[0], x2.sizes()[1]);
+            if ys.len() as i64 != n * nc {
+                return Err(Error::runtime(
+                    "multilabel_margin_loss: target and input sizes differ",
+                ));
+            }
             let mut rows = Vec::new();
             for i in 0..n {
-                let row = o::call1("aten::select.int", vec![tv(&x2), IValue::Int(0), IValue::Int(i)])?;
+                let row = o::call1(
+                    "aten::select.int",
+                    vec![tv(&x2), IValue::Int(0), IValue::Int(i)],
+                )?;
                 let labels: Vec<i64> = ys[(i * nc) as usize..((i + 1) * nc) as usize]
                     .iter()
                     .copied()
@@ -531,19 +625,38 @@ pub(super) fn register(t: &mut Table) {
                     .collect();
                 let mut is_t = vec![false; nc as usize];
                 for &l in &labels {
+                    if l >= nc {
+                        return Err(Error::runtime(format!(
+                            "multilabel_margin_loss: target {l} is out of bounds"
+                        )));
+                    }
                     is_t[l as usize] = true;
                 }
-                let others = Tensor::from_vec(is_t.iter().map(|&b| !b).collect::<Vec<bool>>(), &[nc])?;
+                let others =
+                    Tensor::from_vec(is_t.iter().map(|&b| !b).collect::<Vec<bool>>(), &[nc])?;
                 let mut acc = o::zeros(&[], x.dtype())?;
                 for &l in &labels {
-                    let xl = o::call1("aten::select.int", vec![tv(&row), IValue::Int(0), IValue::Int(l)])?;
-                    let m = o::call1("aten::clamp_min", vec![tv(&o::add_s(&o::sub(&row, &xl)?, 1.0)?), o::fv(0.0)])?;
+                    let xl = o::call1(
+                        "aten::select.int",
+                        vec![tv(&row), IValue::Int(0), IValue::Int(l)],
+                    )?;
+                    let m = o::call1(
+                        "aten::clamp_min",
+                        vec![tv(&o::add_s(&o::sub(&row, &xl)?, 1.0)?), o::fv(0.0)],
+                    )?;
                     acc = o::add(&acc, &o::sum(&o::mask(&others, &m)?)?)?;
                 }
                 rows.push(o::div_s(&acc, nc as f64)?);
             }
-            let per = o::call1("aten::stack", vec![IValue::tensor_list(rows), IValue::Int(0)])?;
-            let per = if x.dim() == 1 { o::reshape(&per, &[])? } else { per };
+            let per = o::call1(
+                "aten::stack",
+                vec![IValue::tensor_list(rows), IValue::Int(0)],
+            )?;
+            let per = if x.dim() < 2 {
+                o::reshape(&per, &[])?
+            } else {
+                per
+            };
             Ok(vec![reduce(&per, red)?])
         })
     });
@@ -644,30 +757,46 @@ pub(super) fn register(t: &mut Table) {
     for name in ["aten::conv1d", "aten::conv2d", "aten::conv3d"] {
         t.add(name, |c, g| {
             let a = &c.args.0;
-            conv_grads(c, &g[0], ConvArgs {
-                stride: a[3].as_int_list().unwrap_or_default(),
-                padding: a[4].as_int_list().unwrap_or_default(),
-                dilation: a[5].as_int_list().unwrap_or_default(),
-                transposed: false,
-                output_padding: vec![],
-                groups: i_of(a, 6),
-            })
+            conv_grads(
+                c,
+                &g[0],
+                ConvArgs {
+                    stride: a[3].as_int_list().unwrap_or_default(),
+                    padding: a[4].as_int_list().unwrap_or_default(),
+                    dilation: a[5].as_int_list().unwrap_or_default(),
+                    transposed: false,
+                    output_padding: vec![],
+                    groups: i_of(a, 6),
+                },
+            )
         });
     }
-    for name in ["aten::conv_transpose1d", "aten::conv_transpose2d.input", "aten::conv_transpose3d.input"] {
+    for name in [
+        "aten::conv_transpose1d",
+        "aten::conv_transpose2d.input",
+        "aten::conv_transpose3d.input",
+    ] {
         t.add(name, |c, g| {
             let a = &c.args.0;
-            conv_grads(c, &g[0], ConvArgs {
-                stride: a[3].as_int_list().unwrap_or_default(),
-                padding: a[4].as_int_list().unwrap_or_default(),
-                dilation: a[7].as_int_list().unwrap_or_default(),
-                transposed: true,
-                output_padding: a[5].as_int_list().unwrap_or_default(),
-                groups: i_of(a, 6),
-            })
+            conv_grads(
+                c,
+                &g[0],
+                ConvArgs {
+                    stride: a[3].as_int_list().unwrap_or_default(),
+                    padding: a[4].as_int_list().unwrap_or_default(),
+                    dilation: a[7].as_int_list().unwrap_or_default(),
+                    transposed: true,
+                    output_padding: a[5].as_int_list().unwrap_or_default(),
+                    groups: i_of(a, 6),
+                },
+            )
         });
     }
-    for name in ["aten::conv1d.padding", "aten::conv2d.padding", "aten::conv3d.padding"] {
+    for name in [
+        "aten::conv1d.padding",
+        "aten::conv2d.padding",
+        "aten::conv3d.padding",
+    ] {
         t.add(name, |c, g| {
             via_decomposition(c, g, |a| {
                 let x = t_of(a, 0)?;
@@ -687,11 +816,23 @@ pub(super) fn register(t: &mut Table) {
                 let unbatched = x.dim() == w.dim() - 1;
                 let x = if unbatched { o::unsqueeze(&x, 0)? } else { x };
                 let xp = if pad.iter().any(|&p| p != 0) {
-                    o::call1("aten::constant_pad_nd", vec![tv(&x), IValue::int_list(pad), IValue::Int(0)])?
+                    o::call1(
+                        "aten::constant_pad_nd",
+                        vec![tv(&x), IValue::int_list(pad), IValue::Int(0)],
+                    )?
                 } else {
                     x
                 };
-                let mut y = convolution(&xp, &w, &stride, &vec![0; nd], &dil, false, &vec![0; nd], i_of(a, 6).max(1))?;
+                let mut y = convolution(
+                    &xp,
+                    &w,
+                    &stride,
+                    &vec![0; nd],
+                    &dil,
+                    false,
+                    &vec![0; nd],
+                    i_of(a, 6).max(1),
+                )?;
                 if let Some(b) = ot_of(a, 2) {
                     let mut shape = vec![1i64; y.dim()];
                     shape[y.dim() - nd - 1] = -1;
@@ -704,41 +845,52 @@ pub(super) fn register(t: &mut Table) {
             })
         });
     }
-    for name in ["aten::convolution", "aten::_convolution", "aten::_convolution.deprecated"] {
+    for name in [
+        "aten::convolution",
+        "aten::_convolution",
+        "aten::_convolution.deprecated",
+    ] {
         t.add(name, |c, g| {
             let a = &c.args.0;
-            conv_grads(c, &g[0], ConvArgs {
-                stride: a[3].as_int_list().unwrap_or_default(),
-                padding: a[4].as_int_list().unwrap_or_default(),
-                dilation: a[5].as_int_list().unwrap_or_default(),
-                transposed: a[6].as_bool().unwrap_or(false),
-                output_padding: a[7].as_int_list().unwrap_or_default(),
-                groups: i_of(a, 8),
-            })
+            conv_grads(
+                c,
+                &g[0],
+                ConvArgs {
+                    stride: a[3].as_int_list().unwrap_or_default(),
+                    padding: a[4].as_int_list().unwrap_or_default(),
+                    dilation: a[5].as_int_list().unwrap_or_default(),
+                    transposed: a[6].as_bool().unwrap_or(false),
+                    output_padding: a[7].as_int_list().unwrap_or_default(),
+                    groups: i_of(a, 8),
+                },
+            )
         });
     }
 
     // Max pooling: route the gradient to the recorded argmax.
-    t.add("aten::max_pool1d", |c, g| pool_via_indices(c, g, "aten::max_pool1d_with_indices"));
-    t.add("aten::max_pool2d", |c, g| pool_via_indices(c, g, "aten::max_pool2d_with_indices"));
-    t.add("aten::max_pool3d", |c, g| pool_via_indices(c, g, "aten::max_pool3d_with_indices"));
-    for name in [
-        "aten::max_pool1d_with_indices",
-        "aten::adaptive_max_pool1d",
-    ] {
-        t.add(name, |c, g| one(scatter_by_plane_known(c.t(0)?, &c.out(1)?, &g[0], 1)?));
+    t.add("aten::max_pool1d", |c, g| {
+        pool_via_indices(c, g, "aten::max_pool1d_with_indices")
+    });
+    t.add("aten::max_pool2d", |c, g| {
+        pool_via_indices(c, g, "aten::max_pool2d_with_indices")
+    });
+    t.add("aten::max_pool3d", |c, g| {
+        pool_via_indices(c, g, "aten::max_pool3d_with_indices")
+    });
+    for name in ["aten::max_pool1d_with_indices", "aten::adaptive_max_pool1d"] {
+        t.add(name, |c, g| {
+            one(scatter_by_plane_known(c.t(0)?, &c.out(1)?, &g[0], 1)?)
+        });
     }
-    for name in [
-        "aten::max_pool2d_with_indices",
-        "aten::adaptive_max_pool2d",
-    ] {
-        t.add(name, |c, g| one(scatter_by_plane_known(c.t(0)?, &c.out(1)?, &g[0], 2)?));
+    for name in ["aten::max_pool2d_with_indices", "aten::adaptive_max_pool2d"] {
+        t.add(name, |c, g| {
+            one(scatter_by_plane_known(c.t(0)?, &c.out(1)?, &g[0], 2)?)
+        });
     }
-    for name in [
-        "aten::max_pool3d_with_indices",
-        "aten::adaptive_max_pool3d",
-    ] {
-        t.add(name, |c, g| one(scatter_by_plane_known(c.t(0)?, &c.out(1)?, &g[0], 3)?));
+    for name in ["aten::max_pool3d_with_indices", "aten::adaptive_max_pool3d"] {
+        t.add(name, |c, g| {
+            one(scatter_by_plane_known(c.t(0)?, &c.out(1)?, &g[0], 3)?)
+        });
     }
 
     // Index-rearranging layers: differentiate by where each output element comes from.
@@ -792,7 +944,12 @@ pub(super) fn register(t: &mut Table) {
             None,
         ])
     });
-    for name in ["aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout"] {
+    for name in [
+        "aten::dropout",
+        "aten::feature_dropout",
+        "aten::alpha_dropout",
+        "aten::feature_alpha_dropout",
+    ] {
         t.add(name, |c, g| {
             let x = c.t(0)?;
             let p = c.args.f(1)?;
@@ -809,16 +966,38 @@ pub(super) fn register(t: &mut Table) {
     }
 }
 
+/// A loss input as `[N, C]` rows (a 0-D input is one class, a 1-D input one row).
+fn as_rows(x: &Tensor) -> Result<Tensor, Error> {
+    match x.dim() {
+        0 => o::reshape(x, &[1, 1]),
+        1 => o::unsqueeze(x, 0),
+        2 => Ok(x.clone()),
+        d => Err(Error::runtime(format!(
+            "margin losses take 0-D, 1-D or 2-D inputs, got {d}-D"
+        ))),
+    }
+}
+
 /// Normalization over `dims` with its (keepdim) mean and reciprocal standard deviation.
 fn normalize_stats(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor, Tensor), Error> {
     let mean = o::call1(
         "aten::mean.dim",
-        vec![tv(x), IValue::int_list(dims.to_vec()), IValue::Bool(true), IValue::None],
+        vec![
+            tv(x),
+            IValue::int_list(dims.to_vec()),
+            IValue::Bool(true),
+            IValue::None,
+        ],
     )?;
     let xc = o::sub(x, &mean)?;
     let var = o::call1(
         "aten::mean.dim",
-        vec![tv(&o::square(&xc)?), IValue::int_list(dims.to_vec()), IValue::Bool(true), IValue::None],
+        vec![
+            tv(&o::square(&xc)?),
+            IValue::int_list(dims.to_vec()),
+            IValue::Bool(true),
+            IValue::None,
+        ],
     )?;
     let rstd = o::rsqrt(&o::add_s(&var, eps)?)?;
     Ok((o::mul(&xc, &rstd)?, mean, rstd))
@@ -827,12 +1006,22 @@ fn normalize_stats(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor
 fn normalize(x: &Tensor, dims: &[i64], eps: f64) -> Result<Tensor, Error> {
     let mean = o::call1(
         "aten::mean.dim",
-        vec![tv(x), IValue::int_list(dims.to_vec()), IValue::Bool(true), IValue::None],
+        vec![
+            tv(x),
+            IValue::int_list(dims.to_vec()),
+            IValue::Bool(true),
+            IValue::None,
+        ],
     )?;
     let xc = o::sub(x, &mean)?;
     let var = o::call1(
         "aten::mean.dim",
-        vec![tv(&o::square(&xc)?), IValue::int_list(dims.to_vec()), IValue::Bool(true), IValue::None],
+        vec![
+            tv(&o::square(&xc)?),
+            IValue::int_list(dims.to_vec()),
+            IValue::Bool(true),
+            IValue::None,
+        ],
     )?;
     o::mul(&xc, &o::rsqrt(&o::add_s(&var, eps)?)?)
 }
@@ -988,12 +1177,22 @@ fn conv_grads(c: &Ctx, g: &Tensor, a: ConvArgs) -> R {
         let op: Vec<i64> = (0..nd)
             .map(|i| {
                 let k = ws[2 + i];
-                xs[2 + i] - ((gs[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + 1)
+                xs[2 + i]
+                    - ((gs[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + 1)
             })
             .collect();
         convolution(&g, w, &stride, &padding, &dilation, true, &op, groups)?
     } else {
-        convolution(&g, w, &stride, &padding, &dilation, false, &vec![0; nd], groups)?
+        convolution(
+            &g,
+            w,
+            &stride,
+            &padding,
+            &dilation,
+            false,
+            &vec![0; nd],
+            groups,
+        )?
     };
     // weight gradient, group by group
     let cin = xs[1];
@@ -1002,23 +1201,47 @@ fn conv_grads(c: &Ctx, g: &Tensor, a: ConvArgs) -> R {
     for gi in 0..groups {
         let xg = o::call1(
             "aten::narrow",
-            vec![tv(&x), IValue::Int(1), IValue::Int(gi * cin / groups), IValue::Int(cin / groups)],
+            vec![
+                tv(&x),
+                IValue::Int(1),
+                IValue::Int(gi * cin / groups),
+                IValue::Int(cin / groups),
+            ],
         )?;
         let gg = o::call1(
             "aten::narrow",
-            vec![tv(&g), IValue::Int(1), IValue::Int(gi * cout / groups), IValue::Int(cout / groups)],
+            vec![
+                tv(&g),
+                IValue::Int(1),
+                IValue::Int(gi * cout / groups),
+                IValue::Int(cout / groups),
+            ],
         )?;
         let (lhs, rhs) = if !a.transposed {
             (o::transpose(&xg, 0, 1)?, o::transpose(&gg, 0, 1)?)
         } else {
             (o::transpose(&gg, 0, 1)?, o::transpose(&xg, 0, 1)?)
         };
-        let r = convolution(&lhs, &rhs, &dilation, &padding, &stride, false, &vec![0; nd], 1)?;
+        let r = convolution(
+            &lhs,
+            &rhs,
+            &dilation,
+            &padding,
+            &stride,
+            false,
+            &vec![0; nd],
+            1,
+        )?;
         let mut r = o::transpose(&r, 0, 1)?;
         for i in 0..nd {
             r = o::call1(
                 "aten::narrow",
-                vec![tv(&r), IValue::Int(2 + i as i64), IValue::Int(0), IValue::Int(ws[2 + i])],
+                vec![
+                    tv(&r),
+                    IValue::Int(2 + i as i64),
+                    IValue::Int(0),
+                    IValue::Int(ws[2 + i]),
+                ],
             )?;
         }
         parts.push(r);
@@ -1026,7 +1249,10 @@ fn conv_grads(c: &Ctx, g: &Tensor, a: ConvArgs) -> R {
     let gw = if parts.len() == 1 {
         parts.pop().expect("one group")
     } else {
-        o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(0)])?
+        o::call1(
+            "aten::cat",
+            vec![IValue::tensor_list(parts), IValue::Int(0)],
+        )?
     };
     let _ = opad;
     let gb = match bias {
@@ -1070,7 +1296,12 @@ fn pool_dims(name: &str) -> usize {
     }
 }
 
-fn scatter_by_plane_known(x: &Tensor, idx: &Tensor, g: &Tensor, pooled: usize) -> Result<Tensor, Error> {
+fn scatter_by_plane_known(
+    x: &Tensor,
+    idx: &Tensor,
+    g: &Tensor,
+    pooled: usize,
+) -> Result<Tensor, Error> {
     let xs = x.sizes();
     let lead = xs.len() - pooled;
     let planes: i64 = xs[..lead].iter().product();
@@ -1093,7 +1324,14 @@ pub(super) fn gather_like(c: &Ctx, g: &[Tensor]) -> R {
     let n = x.numel() as i64;
     let ids = o::call1(
         "aten::arange.start",
-        vec![IValue::Int(1), IValue::Int(n + 1), IValue::Int(7), IValue::None, IValue::None, IValue::None],
+        vec![
+            IValue::Int(1),
+            IValue::Int(n + 1),
+            IValue::Int(7),
+            IValue::None,
+            IValue::None,
+            IValue::None,
+        ],
     )?;
     let ids = o::reshape(&ids, &x.sizes())?;
     let mut args = c.args.0.clone();
@@ -1109,9 +1347,18 @@ pub(super) fn gather_like(c: &Ctx, g: &[Tensor]) -> R {
     let z = o::zeros(&[n + 1], g[0].dtype())?;
     let acc = o::call1(
         "aten::index_add",
-        vec![tv(&z), IValue::Int(0), tv(&o::reshape(&pos, &[-1])?), tv(&o::reshape(&g[0], &[-1])?), IValue::Int(1)],
+        vec![
+            tv(&z),
+            IValue::Int(0),
+            tv(&o::reshape(&pos, &[-1])?),
+            tv(&o::reshape(&g[0], &[-1])?),
+            IValue::Int(1),
+        ],
     )?;
-    let body = o::call1("aten::narrow", vec![tv(&acc), IValue::Int(0), IValue::Int(1), IValue::Int(n)])?;
+    let body = o::call1(
+        "aten::narrow",
+        vec![tv(&acc), IValue::Int(0), IValue::Int(1), IValue::Int(n)],
+    )?;
     one(o::reshape(&body, &x.sizes())?)
 }
 
@@ -1147,13 +1394,25 @@ fn avg_pool_dim(
         let he = hend.min(len);
         let w = o::call1(
             "aten::narrow",
-            vec![tv(x), IValue::Int(d), IValue::Int(hs), IValue::Int((he - hs).max(0))],
+            vec![
+                tv(x),
+                IValue::Int(d),
+                IValue::Int(hs),
+                IValue::Int((he - hs).max(0)),
+            ],
         )?;
         let sum = o::sum_dims(&w, &[d], true)?;
         let div = if cip { pool } else { he - hs };
-        parts.push(if divide { o::div_s(&sum, div as f64)? } else { sum });
+        parts.push(if divide {
+            o::div_s(&sum, div as f64)?
+        } else {
+            sum
+        });
     }
-    o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(d)])
+    o::call1(
+        "aten::cat",
+        vec![IValue::tensor_list(parts), IValue::Int(d)],
+    )
 }
 
 /// `avg_pool{1,2,3}d` as separable one-dimensional poolings.
@@ -1161,7 +1420,11 @@ fn avg_pool_decomposed(a: &[IValue], nd: usize) -> Result<Vec<Tensor>, Error> {
     let x = t_of(a, 0)?;
     let k = expand_list(&a[1].as_int_list().unwrap_or_default(), nd, 1);
     let st = a[2].as_int_list().unwrap_or_default();
-    let s = if st.is_empty() { k.clone() } else { expand_list(&st, nd, 1) };
+    let s = if st.is_empty() {
+        k.clone()
+    } else {
+        expand_list(&st, nd, 1)
+    };
     let p = expand_list(&a[3].as_int_list().unwrap_or_default(), nd, 0);
     let ceil = a[4].as_bool().unwrap_or(false);
     let cip = a[5].as_bool().unwrap_or(true);
@@ -1169,7 +1432,16 @@ fn avg_pool_decomposed(a: &[IValue], nd: usize) -> Result<Vec<Tensor>, Error> {
     let mut y = x.clone();
     let first = x.dim() - nd;
     for i in 0..nd {
-        y = avg_pool_dim(&y, (first + i) as i64, k[i], s[i], p[i], ceil, cip, over.is_none())?;
+        y = avg_pool_dim(
+            &y,
+            (first + i) as i64,
+            k[i],
+            s[i],
+            p[i],
+            ceil,
+            cip,
+            over.is_none(),
+        )?;
     }
     if let Some(dv) = over {
         y = o::div_s(&y, dv as f64)?;
@@ -1192,27 +1464,48 @@ fn adaptive_avg_decomposed(a: &[IValue], nd: usize) -> Result<Vec<Tensor>, Error
             let end = ((j + 1) * len + out - 1) / out;
             let w = o::call1(
                 "aten::narrow",
-                vec![tv(&y), IValue::Int(d), IValue::Int(start), IValue::Int(end - start)],
+                vec![
+                    tv(&y),
+                    IValue::Int(d),
+                    IValue::Int(start),
+                    IValue::Int(end - start),
+                ],
             )?;
-            parts.push(o::div_s(&o::sum_dims(&w, &[d], true)?, (end - start) as f64)?);
+            parts.push(o::div_s(
+                &o::sum_dims(&w, &[d], true)?,
+                (end - start) as f64,
+            )?);
         }
-        y = o::call1("aten::cat", vec![IValue::tensor_list(parts), IValue::Int(d)])?;
+        y = o::call1(
+            "aten::cat",
+            vec![IValue::tensor_list(parts), IValue::Int(d)],
+        )?;
     }
     Ok(vec![y])
 }
 
 /// Registers the pooling decompositions.
 pub(super) fn register_pools(t: &mut Table) {
-    t.linear("aten::avg_pool1d", |c, g| via_decomposition(c, g, |a| avg_pool_decomposed(a, 1)));
-    t.linear("aten::avg_pool2d", |c, g| via_decomposition(c, g, |a| avg_pool_decomposed(a, 2)));
-    t.linear("aten::avg_pool3d", |c, g| via_decomposition(c, g, |a| avg_pool_decomposed(a, 3)));
+    t.linear("aten::avg_pool1d", |c, g| {
+        via_decomposition(c, g, |a| avg_pool_decomposed(a, 1))
+    });
+    t.linear("aten::avg_pool2d", |c, g| {
+        via_decomposition(c, g, |a| avg_pool_decomposed(a, 2))
+    });
+    t.linear("aten::avg_pool3d", |c, g| {
+        via_decomposition(c, g, |a| avg_pool_decomposed(a, 3))
+    });
     t.linear("aten::adaptive_avg_pool1d", |c, g| {
         via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 1))
     });
     for name in ["aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d"] {
-        t.linear(name, |c, g| via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 2)));
+        t.linear(name, |c, g| {
+            via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 2))
+        });
     }
     for name in ["aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d"] {
-        t.linear(name, |c, g| via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 3)));
+        t.linear(name, |c, g| {
+            via_decomposition(c, g, |a| adaptive_avg_decomposed(a, 3))
+        });
     }
 }

@@ -8,9 +8,9 @@ use crate::registry::{registry, OperatorKind};
 
 /// Runs the operator `full_name` on `args` and returns its results.
 pub fn call(full_name: &str, args: Vec<IValue>) -> Result<Vec<IValue>, Error> {
-    let op = registry()
-        .find(full_name)
-        .ok_or_else(|| Error::runtime(format!("autograd: operator {full_name} is not registered")))?;
+    let op = registry().find(full_name).ok_or_else(|| {
+        Error::runtime(format!("autograd: operator {full_name} is not registered"))
+    })?;
     let OperatorKind::Op(f) = &op.kind else {
         return Err(Error::runtime(format!(
             "autograd: operator {full_name} cannot be called directly"
@@ -203,7 +203,10 @@ pub fn le_s(a: &Tensor, s: f64) -> Result<Tensor, Error> {
 
 /// `a.reshape(sizes)`.
 pub fn reshape(a: &Tensor, sizes: &[i64]) -> Result<Tensor, Error> {
-    call1("aten::reshape", vec![tv(a), IValue::int_list(sizes.to_vec())])
+    call1(
+        "aten::reshape",
+        vec![tv(a), IValue::int_list(sizes.to_vec())],
+    )
 }
 
 /// `a.expand(sizes)`.
@@ -247,7 +250,10 @@ pub fn transpose(a: &Tensor, d0: i64, d1: i64) -> Result<Tensor, Error> {
 
 /// `a.permute(dims)`.
 pub fn permute(a: &Tensor, dims: &[i64]) -> Result<Tensor, Error> {
-    call1("aten::permute", vec![tv(a), IValue::int_list(dims.to_vec())])
+    call1(
+        "aten::permute",
+        vec![tv(a), IValue::int_list(dims.to_vec())],
+    )
 }
 
 /// `a.to(dtype)`.

@@ -81,10 +81,7 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::exp2", |c, g| {
         unary(c, g, |x| {
             o::mul_s(
-                &o::call1(
-                    "aten::exp2",
-                    vec![o::tv(x)],
-                )?,
+                &o::call1("aten::exp2", vec![o::tv(x)])?,
                 std::f64::consts::LN_2,
             )
         })
@@ -92,10 +89,14 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::expm1", |c, g| unary_c(c, g, o::exp));
     t.add("aten::log", |c, g| unary_c(c, g, o::reciprocal));
     t.add("aten::log2", |c, g| {
-        unary_c(c, g, |x| o::reciprocal(&o::mul_s(x, std::f64::consts::LN_2)?))
+        unary_c(c, g, |x| {
+            o::reciprocal(&o::mul_s(x, std::f64::consts::LN_2)?)
+        })
     });
     t.add("aten::log10", |c, g| {
-        unary_c(c, g, |x| o::reciprocal(&o::mul_s(x, std::f64::consts::LN_10)?))
+        unary_c(c, g, |x| {
+            o::reciprocal(&o::mul_s(x, std::f64::consts::LN_10)?)
+        })
     });
     t.add("aten::log1p", |c, g| {
         unary_c(c, g, |x| o::reciprocal(&o::add_s(x, 1.0)?))
@@ -124,7 +125,9 @@ pub(super) fn register(t: &mut Table) {
         unary_c(c, g, |x| o::rsqrt(&o::rsub_s(&o::square(x)?, 1.0)?))
     });
     t.add("aten::acos", |c, g| {
-        unary_c(c, g, |x| o::neg(&o::rsqrt(&o::rsub_s(&o::square(x)?, 1.0)?)?))
+        unary_c(c, g, |x| {
+            o::neg(&o::rsqrt(&o::rsub_s(&o::square(x)?, 1.0)?)?)
+        })
     });
     t.add("aten::atan", |c, g| {
         unary_c(c, g, |x| o::reciprocal(&o::add_s(&o::square(x)?, 1.0)?))
@@ -167,7 +170,10 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::special_modified_bessel_k0", |c, g| {
         unary(c, g, |x| {
-            o::neg(&o::call1("aten::special_modified_bessel_k1", vec![o::tv(x)])?)
+            o::neg(&o::call1(
+                "aten::special_modified_bessel_k1",
+                vec![o::tv(x)],
+            )?)
         })
     });
     t.add("aten::erf", |c, g| {
@@ -201,7 +207,10 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::polygamma", |c, g| {
         let n = c.args.int(0)?;
         let x = c.t(1)?;
-        let d = o::call1("aten::polygamma", vec![ts_core::IValue::Int(n + 1), o::tv(x)])?;
+        let d = o::call1(
+            "aten::polygamma",
+            vec![ts_core::IValue::Int(n + 1), o::tv(x)],
+        )?;
         Ok(vec![Some(o::mul(&g[0], &d)?)])
     });
     t.add("aten::relu", |c, g| {
@@ -264,8 +273,12 @@ pub(super) fn register(t: &mut Table) {
     t.linear("aten::rsub.Scalar", |c, g| {
         one(o::mul_s(&g[0], -scalar_arg(c, 2)?)?)
     });
-    t.linear("aten::mul.Scalar", |c, g| one(o::mul_s(&g[0], scalar_arg(c, 1)?)?));
-    t.linear("aten::div.Scalar", |c, g| one(o::div_s(&g[0], scalar_arg(c, 1)?)?));
+    t.linear("aten::mul.Scalar", |c, g| {
+        one(o::mul_s(&g[0], scalar_arg(c, 1)?)?)
+    });
+    t.linear("aten::div.Scalar", |c, g| {
+        one(o::div_s(&g[0], scalar_arg(c, 1)?)?)
+    });
     t.add("aten::mul.Tensor", |c, g| {
         let (a, b) = (c.t(0)?, c.t(1)?);
         Ok(vec![
@@ -476,7 +489,10 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::where.ScalarOther", |c, g| {
         let cond = c.t(0)?;
-        Ok(vec![None, Some(reduce_to(&o::mask(cond, &g[0])?, c.t(1)?)?)])
+        Ok(vec![
+            None,
+            Some(reduce_to(&o::mask(cond, &g[0])?, c.t(1)?)?),
+        ])
     });
     t.add("aten::where.ScalarSelf", |c, g| {
         let cond = c.t(0)?;
@@ -488,9 +504,7 @@ pub(super) fn register(t: &mut Table) {
     });
 
     // Special functions.
-    t.add("aten::special_ndtr", |c, g| {
-        unary(c, g, |x| gauss(x))
-    });
+    t.add("aten::special_ndtr", |c, g| unary(c, g, |x| gauss(x)));
     t.add("aten::special_log_ndtr", |c, g| {
         unary(c, g, |x| {
             let n = o::call1("aten::special_ndtr", vec![o::tv(x)])?;
@@ -529,7 +543,10 @@ pub(super) fn register(t: &mut Table) {
         unary(c, g, |x| {
             let i0e = o::call1("aten::special_i0e", vec![o::tv(x)])?;
             let i1e = o::call1("aten::special_i1e", vec![o::tv(x)])?;
-            let d = o::sub(&i0e, &o::mul(&i1e, &o::add(&o::sign(x)?, &o::reciprocal(x)?)?)?)?;
+            let d = o::sub(
+                &i0e,
+                &o::mul(&i1e, &o::add(&o::sign(x)?, &o::reciprocal(x)?)?)?,
+            )?;
             let zero = o::eq(x, &o::zeros_like(x)?)?;
             o::where_(&zero, &o::add_s(&o::zeros_like(x)?, 0.5)?, &d)
         })
@@ -538,7 +555,9 @@ pub(super) fn register(t: &mut Table) {
         unary(c, g, |x| o::call1("aten::special_i1", vec![o::tv(x)]))
     });
     t.add("aten::special_bessel_j0", |c, g| {
-        unary(c, g, |x| o::neg(&o::call1("aten::special_bessel_j1", vec![o::tv(x)])?))
+        unary(c, g, |x| {
+            o::neg(&o::call1("aten::special_bessel_j1", vec![o::tv(x)])?)
+        })
     });
     t.add("aten::special_bessel_j1", |c, g| {
         unary(c, g, |x| {

@@ -281,7 +281,10 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
             if info.formula.is_some_and(|f| f.saves_inputs) {
                 // The formula sees `self` as it was: a copy made before the write (recorded,
                 // so that higher-order gradients flow through it).
-                let orig = super::ops::call1("aten::clone", vec![IValue::Tensor(t.clone()), IValue::None])?;
+                let orig = super::ops::call1(
+                    "aten::clone",
+                    vec![IValue::Tensor(t.clone()), IValue::None],
+                )?;
                 args[0] = IValue::Tensor(orig);
             }
         }
@@ -375,11 +378,8 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
         if !differentiable(t) {
             continue;
         }
-        let aliases_input = !info.in_place
-            && inputs
-                .iter()
-                .flatten()
-                .any(|i| Tensor::is_same(i, t));
+        let aliases_input =
+            !info.in_place && inputs.iter().flatten().any(|i| Tensor::is_same(i, t));
         if aliases_input {
             continue;
         }

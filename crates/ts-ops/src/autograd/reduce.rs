@@ -211,43 +211,91 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::var.dim", |c, g| {
         let x = c.t(0)?;
         let corr = if c.args.b(2)? { 1.0 } else { 0.0 };
-        var_std(x, g, &dims_of(c.args.oints(1)?, x.dim()), corr, c.args.b(3)?, None)
+        var_std(
+            x,
+            g,
+            &dims_of(c.args.oints(1)?, x.dim()),
+            corr,
+            c.args.b(3)?,
+            None,
+        )
     });
     t.add("aten::var.correction", |c, g| {
         let x = c.t(0)?;
         let corr = c.args.os(2)?.map(|s| s.to_f64()).unwrap_or(1.0);
-        var_std(x, g, &dims_of(c.args.oints(1)?, x.dim()), corr, c.args.b(3)?, None)
+        var_std(
+            x,
+            g,
+            &dims_of(c.args.oints(1)?, x.dim()),
+            corr,
+            c.args.b(3)?,
+            None,
+        )
     });
     t.add("aten::std", |c, g| {
         let x = c.t(0)?;
         let corr = if c.args.b(1)? { 1.0 } else { 0.0 };
-        var_std(x, g, &dims_of(None, x.dim()), corr, false, Some(c.out_diff(0, || c.rerun(0))?))
+        var_std(
+            x,
+            g,
+            &dims_of(None, x.dim()),
+            corr,
+            false,
+            Some(c.out_diff(0, || c.rerun(0))?),
+        )
     });
     t.add("aten::std.dim", |c, g| {
         let x = c.t(0)?;
         let corr = if c.args.b(2)? { 1.0 } else { 0.0 };
         let kd = c.args.b(3)?;
-        var_std(x, g, &dims_of(c.args.oints(1)?, x.dim()), corr, kd, Some(c.out_diff(0, || c.rerun(0))?))
+        var_std(
+            x,
+            g,
+            &dims_of(c.args.oints(1)?, x.dim()),
+            corr,
+            kd,
+            Some(c.out_diff(0, || c.rerun(0))?),
+        )
     });
     t.add("aten::std.correction", |c, g| {
         let x = c.t(0)?;
         let corr = c.args.os(2)?.map(|s| s.to_f64()).unwrap_or(1.0);
         let kd = c.args.b(3)?;
-        var_std(x, g, &dims_of(c.args.oints(1)?, x.dim()), corr, kd, Some(c.out_diff(0, || c.rerun(0))?))
+        var_std(
+            x,
+            g,
+            &dims_of(c.args.oints(1)?, x.dim()),
+            corr,
+            kd,
+            Some(c.out_diff(0, || c.rerun(0))?),
+        )
     });
-    t.add("aten::var_mean.correction", |c, g| moments_mean(c, g, false));
+    t.add("aten::var_mean.correction", |c, g| {
+        moments_mean(c, g, false)
+    });
     t.add("aten::std_mean.correction", |c, g| moments_mean(c, g, true));
-    t.add("aten::var_mean", |c, g| moments_mean_unbiased(c, g, false, false));
-    t.add("aten::std_mean", |c, g| moments_mean_unbiased(c, g, true, false));
-    t.add("aten::var_mean.dim", |c, g| moments_mean_unbiased(c, g, false, true));
-    t.add("aten::std_mean.dim", |c, g| moments_mean_unbiased(c, g, true, true));
+    t.add("aten::var_mean", |c, g| {
+        moments_mean_unbiased(c, g, false, false)
+    });
+    t.add("aten::std_mean", |c, g| {
+        moments_mean_unbiased(c, g, true, false)
+    });
+    t.add("aten::var_mean.dim", |c, g| {
+        moments_mean_unbiased(c, g, false, true)
+    });
+    t.add("aten::std_mean.dim", |c, g| {
+        moments_mean_unbiased(c, g, true, true)
+    });
     t.add("aten::msort", |c, g| {
         let x = c.t(0)?;
         let r = o::call(
             "aten::sort",
             vec![o::tv(&x.detach()), IValue::Int(0), IValue::Bool(false)],
         )?;
-        let idx = r[1].as_tensor().cloned().ok_or_else(|| Error::runtime("sort"))?;
+        let idx = r[1]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("sort"))?;
         one(scatter(x, 0, &idx, &g[0])?)
     });
     t.add("aten::linalg_vector_norm", |c, g| {
@@ -267,7 +315,14 @@ pub(super) fn register(t: &mut Table) {
         let x = c.t(0)?;
         let p = c.args.os(1)?.map(|s| s.to_f64()).unwrap_or(2.0);
         let dims = dims_of(Some(c.args.ints(2)?), x.dim());
-        norm_grad(x, &g[0], &c.out_diff(0, || c.rerun(0))?, p, &dims, c.args.b(3)?)
+        norm_grad(
+            x,
+            &g[0],
+            &c.out_diff(0, || c.rerun(0))?,
+            p,
+            &dims,
+            c.args.b(3)?,
+        )
     });
     t.add("aten::dist", |c, g| {
         let (a, b) = (c.t(0)?, c.t(1)?);
@@ -294,7 +349,11 @@ fn moments_mean_unbiased(c: &Ctx, g: &[Tensor], is_std: bool, with_dim: bool) ->
             c.args.b(3)?,
         )
     } else {
-        (dims_of(None, x.dim()), if c.args.b(1)? { 1.0 } else { 0.0 }, false)
+        (
+            dims_of(None, x.dim()),
+            if c.args.b(1)? { 1.0 } else { 0.0 },
+            false,
+        )
     };
     let sd = if is_std { Some(c.out(0)?) } else { None };
     let g0 = var_std(x, &g[..1], &dims, corr, kd, sd)?
@@ -312,7 +371,11 @@ fn moments_mean(c: &Ctx, g: &[Tensor], is_std: bool) -> R {
     let dims = dims_of(c.args.oints(1)?, x.dim());
     let corr = c.args.os(2)?.map(|s| s.to_f64()).unwrap_or(1.0);
     let kd = c.args.b(3)?;
-    let sd = if is_std { Some(c.out_diff(0, || c.rerun(0))?) } else { None };
+    let sd = if is_std {
+        Some(c.out_diff(0, || c.rerun(0))?)
+    } else {
+        None
+    };
     let g0 = var_std(x, &g[..1], &dims, corr, kd, sd)?
         .pop()
         .flatten()
@@ -340,20 +403,33 @@ fn rev_cumsum(g: &Tensor, d: i64) -> Result<Tensor, Error> {
         return Ok(g.clone());
     }
     let f = o::call1("aten::flip", vec![o::tv(g), IValue::int_list([d])])?;
-    let c = o::call1("aten::cumsum", vec![o::tv(&f), IValue::Int(d), IValue::None])?;
+    let c = o::call1(
+        "aten::cumsum",
+        vec![o::tv(&f), IValue::Int(d), IValue::None],
+    )?;
     o::call1("aten::flip", vec![o::tv(&c), IValue::int_list([d])])
 }
 
 /// cumprod's gradient by the definition (handles zeros): for each k, sum_{j>=k} g_j *
 /// prod_{i<=j, i!=k} x_i.
 fn cumprod_grad_slow(x: &Tensor, g: &Tensor, d: i64) -> Result<Tensor, Error> {
-    let n = if x.dim() == 0 { 1 } else { x.sizes()[dims_of(Some(vec![d]), x.dim())[0] as usize] };
+    let n = if x.dim() == 0 {
+        1
+    } else {
+        x.sizes()[dims_of(Some(vec![d]), x.dim())[0] as usize]
+    };
     let mut parts = Vec::new();
     for k in 0..n {
         // x with position k replaced by 1, cumulative product, masked to j >= k.
         let idx = o::call1(
             "aten::arange",
-            vec![IValue::Int(n), IValue::None, IValue::None, IValue::None, IValue::None],
+            vec![
+                IValue::Int(n),
+                IValue::None,
+                IValue::None,
+                IValue::None,
+                IValue::None,
+            ],
         )?;
         let is_k = o::call1("aten::eq.Scalar", vec![o::tv(&idx), IValue::Int(k)])?;
         let mut shape = vec![1i64; x.dim()];
@@ -362,7 +438,10 @@ fn cumprod_grad_slow(x: &Tensor, g: &Tensor, d: i64) -> Result<Tensor, Error> {
         let is_k = o::reshape(&is_k, &shape)?;
         let ones = o::add_s(&o::zeros_like(x)?, 1.0)?;
         let xk = o::where_(&is_k, &ones, x)?;
-        let cp = o::call1("aten::cumprod", vec![o::tv(&xk), IValue::Int(d), IValue::None])?;
+        let cp = o::call1(
+            "aten::cumprod",
+            vec![o::tv(&xk), IValue::Int(d), IValue::None],
+        )?;
         let ge = o::call1("aten::ge.Scalar", vec![o::tv(&idx), IValue::Int(k)])?;
         let ge = o::reshape(&ge, &shape)?;
         let term = o::mask(&ge, &o::mul(&cp, g)?)?;
@@ -406,10 +485,21 @@ fn prod_grad_rows(x: &Tensor, g: &Tensor) -> Result<Tensor, Error> {
     let left = if n > 1 {
         let head = o::call1(
             "aten::narrow",
-            vec![o::tv(x), IValue::Int(last), IValue::Int(0), IValue::Int(n - 1)],
+            vec![
+                o::tv(x),
+                IValue::Int(last),
+                IValue::Int(0),
+                IValue::Int(n - 1),
+            ],
         )?;
-        let cp = o::call1("aten::cumprod", vec![o::tv(&head), IValue::Int(last), IValue::None])?;
-        o::call1("aten::cat", vec![IValue::tensor_list([one.clone(), cp]), IValue::Int(last)])?
+        let cp = o::call1(
+            "aten::cumprod",
+            vec![o::tv(&head), IValue::Int(last), IValue::None],
+        )?;
+        o::call1(
+            "aten::cat",
+            vec![IValue::tensor_list([one.clone(), cp]), IValue::Int(last)],
+        )?
     } else {
         one.clone()
     };
@@ -417,10 +507,21 @@ fn prod_grad_rows(x: &Tensor, g: &Tensor) -> Result<Tensor, Error> {
     let right = if n > 1 {
         let head = o::call1(
             "aten::narrow",
-            vec![o::tv(&flipped), IValue::Int(last), IValue::Int(0), IValue::Int(n - 1)],
+            vec![
+                o::tv(&flipped),
+                IValue::Int(last),
+                IValue::Int(0),
+                IValue::Int(n - 1),
+            ],
         )?;
-        let cp = o::call1("aten::cumprod", vec![o::tv(&head), IValue::Int(last), IValue::None])?;
-        let r = o::call1("aten::cat", vec![IValue::tensor_list([one, cp]), IValue::Int(last)])?;
+        let cp = o::call1(
+            "aten::cumprod",
+            vec![o::tv(&head), IValue::Int(last), IValue::None],
+        )?;
+        let r = o::call1(
+            "aten::cat",
+            vec![IValue::tensor_list([one, cp]), IValue::Int(last)],
+        )?;
         o::call1("aten::flip", vec![o::tv(&r), IValue::int_list([last])])?
     } else {
         one

@@ -10,11 +10,17 @@ use super::ops::{self as o, tv};
 type R = Result<Vec<Option<Tensor>>, Error>;
 
 fn scatter_add(z: &Tensor, d: i64, idx: &Tensor, src: &Tensor) -> Result<Tensor, Error> {
-    o::call1("aten::scatter_add", vec![tv(z), IValue::Int(d), tv(idx), tv(src)])
+    o::call1(
+        "aten::scatter_add",
+        vec![tv(z), IValue::Int(d), tv(idx), tv(src)],
+    )
 }
 
 fn gather(x: &Tensor, d: i64, idx: &Tensor) -> Result<Tensor, Error> {
-    o::call1("aten::gather", vec![tv(x), IValue::Int(d), tv(idx), IValue::Bool(false)])
+    o::call1(
+        "aten::gather",
+        vec![tv(x), IValue::Int(d), tv(idx), IValue::Bool(false)],
+    )
 }
 
 /// Gradients of `self.scatter_reduce(d, idx, src, reduce, include_self)` with result `out`
@@ -43,12 +49,20 @@ fn grads(
         }
         "prod" => {
             let go = o::mul(g, out)?;
-            let gs = if include_self { o::div(&go, x)? } else { o::mask(&o::eq(&scatter_add(&z, d, idx, &ones_src)?, &z)?, g)? };
+            let gs = if include_self {
+                o::div(&go, x)?
+            } else {
+                o::mask(&o::eq(&scatter_add(&z, d, idx, &ones_src)?, &z)?, g)?
+            };
             (gs, o::div(&gather(&go, d, idx)?, src)?)
         }
         "mean" => {
             let cnt = scatter_add(&z, d, idx, &ones_src)?;
-            let n = if include_self { o::add_s(&cnt, 1.0)? } else { cnt.clone() };
+            let n = if include_self {
+                o::add_s(&cnt, 1.0)?
+            } else {
+                cnt.clone()
+            };
             let n_safe = o::where_(&o::eq(&n, &z)?, &o::add_s(&z, 1.0)?, &n)?;
             let gn = o::div(g, &n_safe)?;
             let gs = if include_self {
@@ -70,7 +84,10 @@ fn grads(
             let ties = o::add(&self_hit, &scatter_add(&z, d, idx, &src_hit)?)?;
             let ties = o::where_(&o::eq(&ties, &z)?, &o::add_s(&z, 1.0)?, &ties)?;
             let gt = o::div(g, &ties)?;
-            (o::mul(&gt, &self_hit)?, o::mul(&gather(&gt, d, idx)?, &src_hit)?)
+            (
+                o::mul(&gt, &self_hit)?,
+                o::mul(&gather(&gt, d, idx)?, &src_hit)?,
+            )
         }
         other => {
             return Err(Error::runtime(format!(

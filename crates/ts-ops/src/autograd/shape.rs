@@ -141,7 +141,11 @@ pub(super) fn register(t: &mut Table) {
     t.linear("aten::movedim.int", |c, g| {
         one(o::call1(
             "aten::movedim.int",
-            vec![tv(&g[0]), IValue::Int(c.args.int(2)?), IValue::Int(c.args.int(1)?)],
+            vec![
+                tv(&g[0]),
+                IValue::Int(c.args.int(2)?),
+                IValue::Int(c.args.int(1)?),
+            ],
         )?)
     });
     t.linear("aten::movedim.intlist", |c, g| {
@@ -210,7 +214,11 @@ pub(super) fn register(t: &mut Table) {
             )?)
         });
     }
-    for name in ["aten::diagonal", "aten::diagonal_copy", "aten::linalg_diagonal"] {
+    for name in [
+        "aten::diagonal",
+        "aten::diagonal_copy",
+        "aten::linalg_diagonal",
+    ] {
         t.linear(name, |c, g| {
             let x = c.t(0)?;
             one(o::call1(
@@ -258,10 +266,16 @@ pub(super) fn register(t: &mut Table) {
         }
     });
     t.linear("aten::tril", |c, g| {
-        one(o::call1("aten::tril", vec![tv(&g[0]), c.args.0[1].clone()])?)
+        one(o::call1(
+            "aten::tril",
+            vec![tv(&g[0]), c.args.0[1].clone()],
+        )?)
     });
     t.linear("aten::triu", |c, g| {
-        one(o::call1("aten::triu", vec![tv(&g[0]), c.args.0[1].clone()])?)
+        one(o::call1(
+            "aten::triu",
+            vec![tv(&g[0]), c.args.0[1].clone()],
+        )?)
     });
     for name in ["aten::index.Tensor", "aten::index.Tensor_hacked_twin"] {
         t.linear(name, |c, g| {
@@ -306,7 +320,13 @@ pub(super) fn register(t: &mut Table) {
         }
         one(o::call1(
             "aten::index_add",
-            vec![tv(&z), c.args.0[1].clone(), c.args.0[2].clone(), tv(&g[0]), IValue::Int(1)],
+            vec![
+                tv(&z),
+                c.args.0[1].clone(),
+                c.args.0[2].clone(),
+                tv(&g[0]),
+                IValue::Int(1),
+            ],
         )?)
     });
     t.linear("aten::gather", |c, g| {
@@ -362,7 +382,12 @@ pub(super) fn register(t: &mut Table) {
         let z = o::zeros(&[x.numel() as i64], g[0].dtype())?;
         let r = o::call1(
             "aten::put",
-            vec![tv(&o::reshape(&z, &x.sizes())?), c.args.0[1].clone(), tv(&g[0]), IValue::Bool(true)],
+            vec![
+                tv(&o::reshape(&z, &x.sizes())?),
+                c.args.0[1].clone(),
+                tv(&g[0]),
+                IValue::Bool(true),
+            ],
         )?;
         one(r)
     });
@@ -371,10 +396,7 @@ pub(super) fn register(t: &mut Table) {
         let shape = broadcast_shape(&x.sizes(), &m.sizes());
         let z = o::zeros(&shape, g[0].dtype())?;
         let mb = o::expand(m, &shape)?;
-        let r = o::call1(
-            "aten::masked_scatter",
-            vec![tv(&z), tv(&mb), tv(&g[0])],
-        )?;
+        let r = o::call1("aten::masked_scatter", vec![tv(&z), tv(&mb), tv(&g[0])])?;
         Ok(vec![Some(o::sum_to(&r, &x.sizes())?), None])
     });
     t.linear("aten::masked_fill.Scalar", |c, g| {
@@ -386,11 +408,7 @@ pub(super) fn register(t: &mut Table) {
         let m = c.t(1)?;
         let z = o::zeros_like(&g[0])?;
         let gv = o::sum(&o::where_(m, &g[0], &z)?)?;
-        Ok(vec![
-            Some(o::where_(m, &z, &g[0])?),
-            None,
-            Some(gv),
-        ])
+        Ok(vec![Some(o::where_(m, &z, &g[0])?), None, Some(gv)])
     });
     t.linear("aten::masked_scatter", |c, g| {
         let (m, src) = (c.t(1)?, c.t(2)?);
@@ -428,14 +446,24 @@ pub(super) fn register(t: &mut Table) {
     t.linear("aten::scatter.value", |c, g| {
         let gs = o::call1(
             "aten::scatter.value",
-            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone(), IValue::Int(0)],
+            vec![
+                tv(&g[0]),
+                c.args.0[1].clone(),
+                c.args.0[2].clone(),
+                IValue::Int(0),
+            ],
         )?;
         Ok(vec![Some(gs), None])
     });
     t.linear("aten::scatter_add", |c, g| {
         let gsrc = o::call1(
             "aten::gather",
-            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone(), IValue::Bool(false)],
+            vec![
+                tv(&g[0]),
+                c.args.0[1].clone(),
+                c.args.0[2].clone(),
+                IValue::Bool(false),
+            ],
         )?;
         Ok(vec![Some(g[0].clone()), None, Some(gsrc)])
     });
@@ -443,34 +471,68 @@ pub(super) fn register(t: &mut Table) {
         let alpha = c.args.s(4)?.to_f64();
         let src = c.t(3)?;
         let gsrc = if src.dim() == 0 {
-            o::reshape(&o::call1("aten::index_select", vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()])?, &[])?
+            o::reshape(
+                &o::call1(
+                    "aten::index_select",
+                    vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()],
+                )?,
+                &[],
+            )?
         } else {
-            o::call1("aten::index_select", vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()])?
+            o::call1(
+                "aten::index_select",
+                vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()],
+            )?
         };
-        Ok(vec![Some(g[0].clone()), None, Some(o::mul_s(&gsrc, alpha)?)])
+        Ok(vec![
+            Some(g[0].clone()),
+            None,
+            Some(o::mul_s(&gsrc, alpha)?),
+        ])
     });
     t.linear("aten::index_copy", |c, g| {
         let src = c.t(3)?;
         let gs = o::call1(
             "aten::index_fill.int_Scalar",
-            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone(), IValue::Int(0)],
+            vec![
+                tv(&g[0]),
+                c.args.0[1].clone(),
+                c.args.0[2].clone(),
+                IValue::Int(0),
+            ],
         )?;
-        let gsrc = o::call1("aten::index_select", vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()])?;
+        let gsrc = o::call1(
+            "aten::index_select",
+            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()],
+        )?;
         Ok(vec![Some(gs), None, Some(o::reshape(&gsrc, &src.sizes())?)])
     });
     t.linear("aten::index_fill.int_Scalar", |c, g| {
         let gs = o::call1(
             "aten::index_fill.int_Scalar",
-            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone(), IValue::Int(0)],
+            vec![
+                tv(&g[0]),
+                c.args.0[1].clone(),
+                c.args.0[2].clone(),
+                IValue::Int(0),
+            ],
         )?;
         Ok(vec![Some(gs), None])
     });
     t.linear("aten::index_fill.int_Tensor", |c, g| {
         let gs = o::call1(
             "aten::index_fill.int_Scalar",
-            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone(), IValue::Int(0)],
+            vec![
+                tv(&g[0]),
+                c.args.0[1].clone(),
+                c.args.0[2].clone(),
+                IValue::Int(0),
+            ],
         )?;
-        let sel = o::call1("aten::index_select", vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()])?;
+        let sel = o::call1(
+            "aten::index_select",
+            vec![tv(&g[0]), c.args.0[1].clone(), c.args.0[2].clone()],
+        )?;
         Ok(vec![Some(gs), None, Some(o::sum(&sel)?)])
     });
     t.linear("aten::put", |c, g| {
@@ -481,7 +543,12 @@ pub(super) fn register(t: &mut Table) {
         } else {
             o::call1(
                 "aten::put",
-                vec![tv(&g[0]), c.args.0[1].clone(), tv(&o::zeros_like(src)?), IValue::Bool(false)],
+                vec![
+                    tv(&g[0]),
+                    c.args.0[1].clone(),
+                    tv(&o::zeros_like(src)?),
+                    IValue::Bool(false),
+                ],
             )?
         };
         let gsrc = o::call1("aten::take", vec![tv(&g[0]), c.args.0[1].clone()])?;
@@ -502,17 +569,29 @@ pub(super) fn register(t: &mut Table) {
             let gs = o::call1(full, a.clone())?;
             // The source's gradient is the scattered window of g.
             let view = match full {
-                "aten::select_scatter" => o::call1("aten::select.int", vec![tv(&g[0]), a[2].clone(), a[3].clone()])?,
+                "aten::select_scatter" => o::call1(
+                    "aten::select.int",
+                    vec![tv(&g[0]), a[2].clone(), a[3].clone()],
+                )?,
                 "aten::slice_scatter" => o::call1(
                     "aten::slice.Tensor",
-                    vec![tv(&g[0]), a[2].clone(), a[3].clone(), a[4].clone(), a[5].clone()],
+                    vec![
+                        tv(&g[0]),
+                        a[2].clone(),
+                        a[3].clone(),
+                        a[4].clone(),
+                        a[5].clone(),
+                    ],
                 )?,
                 _ => o::call1(
                     "aten::diagonal",
                     vec![tv(&g[0]), a[2].clone(), a[3].clone(), a[4].clone()],
                 )?,
             };
-            Ok(vec![Some(gs), Some(o::call1("aten::clone", vec![tv(&view), IValue::None])?)])
+            Ok(vec![
+                Some(gs),
+                Some(o::call1("aten::clone", vec![tv(&view), IValue::None])?),
+            ])
         });
     }
 
@@ -566,7 +645,11 @@ pub(super) fn register(t: &mut Table) {
         t.linear(name, |c, g| {
             let x = c.t(0)?;
             let d = wrap(
-                if c.args.0.len() > 2 { c.args.int(2)? } else { 0 },
+                if c.args.0.len() > 2 {
+                    c.args.int(2)?
+                } else {
+                    0
+                },
                 x.dim(),
             );
             one(join(g, d, false)?)
@@ -593,13 +676,22 @@ pub(super) fn register(t: &mut Table) {
 
     // Rearrangements.
     t.linear("aten::flip", |c, g| {
-        one(o::call1("aten::flip", vec![tv(&g[0]), c.args.0[1].clone()])?)
+        one(o::call1(
+            "aten::flip",
+            vec![tv(&g[0]), c.args.0[1].clone()],
+        )?)
     });
     t.linear("aten::fliplr", |_, g| {
-        one(o::call1("aten::flip", vec![tv(&g[0]), IValue::int_list([1])])?)
+        one(o::call1(
+            "aten::flip",
+            vec![tv(&g[0]), IValue::int_list([1])],
+        )?)
     });
     t.linear("aten::flipud", |_, g| {
-        one(o::call1("aten::flip", vec![tv(&g[0]), IValue::int_list([0])])?)
+        one(o::call1(
+            "aten::flip",
+            vec![tv(&g[0]), IValue::int_list([0])],
+        )?)
     });
     t.linear("aten::roll", |c, g| {
         let shifts: Vec<i64> = c.args.ints(1)?.iter().map(|s| -s).collect();
@@ -648,8 +740,16 @@ fn broadcast_shape(a: &[i64], b: &[i64]) -> Vec<i64> {
     let n = a.len().max(b.len());
     (0..n)
         .map(|i| {
-            let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-            let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+            let x = if i + a.len() >= n {
+                a[i + a.len() - n]
+            } else {
+                1
+            };
+            let y = if i + b.len() >= n {
+                b[i + b.len() - n]
+            } else {
+                1
+            };
             x.max(y)
         })
         .collect()

@@ -39,12 +39,18 @@ fn fit(g: &Tensor, d: i64, len: i64) -> Result<Tensor, Error> {
         return Ok(g.clone());
     }
     if cur > len {
-        return o::call1("aten::narrow", vec![tv(g), IValue::Int(d), IValue::Int(0), IValue::Int(len)]);
+        return o::call1(
+            "aten::narrow",
+            vec![tv(g), IValue::Int(d), IValue::Int(0), IValue::Int(len)],
+        );
     }
     let mut zs: Vec<i64> = g.sizes().to_vec();
     zs[d as usize] = len - cur;
     let z = Tensor::zeros(&zs, g.dtype())?;
-    o::call1("aten::cat", vec![IValue::tensor_list([g.clone(), z]), IValue::Int(d)])
+    o::call1(
+        "aten::cat",
+        vec![IValue::tensor_list([g.clone(), z]), IValue::Int(d)],
+    )
 }
 
 /// The transformed dimensions and their output lengths of an n-dimensional FFT call
@@ -78,7 +84,12 @@ fn c2c_grad(c: &Ctx, g: &[Tensor], inverse_op: &str, one_dim: bool) -> R {
     };
     let mut r = o::call1(
         inverse_op,
-        vec![tv(&g[0]), IValue::None, IValue::int_list(dims.clone()), dual(norm)],
+        vec![
+            tv(&g[0]),
+            IValue::None,
+            IValue::int_list(dims.clone()),
+            dual(norm),
+        ],
     )?;
     for &d in &dims {
         r = fit(&r, d, x.sizes()[d as usize])?;
@@ -100,7 +111,12 @@ fn r2c_grad(c: &Ctx, g: &[Tensor], one_dim: bool) -> R {
     let full = fit(&g[0], last, *lens.last().unwrap_or(&1))?;
     let mut r = o::call1(
         "aten::fft_ifftn",
-        vec![tv(&full), IValue::None, IValue::int_list(dims.clone()), dual(norm)],
+        vec![
+            tv(&full),
+            IValue::None,
+            IValue::int_list(dims.clone()),
+            dual(norm),
+        ],
     )?;
     r = o::real(&r)?;
     for &d in &dims {
@@ -122,7 +138,10 @@ pub(super) fn register(t: &mut Table) {
         let (re, im) = (c.t(0)?, c.t(1)?);
         let gr = o::real(&g[0])?;
         let gi = o::call1("aten::imag", vec![tv(&g[0])])?;
-        Ok(vec![Some(o::sum_to(&gr, &re.sizes())?), Some(o::sum_to(&gi, &im.sizes())?)])
+        Ok(vec![
+            Some(o::sum_to(&gr, &re.sizes())?),
+            Some(o::sum_to(&gi, &im.sizes())?),
+        ])
     });
     t.add("aten::polar", |c, g| {
         let (r, th) = (c.t(0)?, c.t(1)?);
@@ -131,10 +150,17 @@ pub(super) fn register(t: &mut Table) {
         let z = o::call1("aten::polar", vec![tv(r), tv(th)])?;
         let gr = o::real(&o::mul(&g[0], &o::conj(&e)?)?)?;
         let gt = o::call1("aten::imag", vec![tv(&o::mul(&g[0], &o::conj(&z)?)?)])?;
-        Ok(vec![Some(o::sum_to(&gr, &r.sizes())?), Some(o::sum_to(&gt, &th.sizes())?)])
+        Ok(vec![
+            Some(o::sum_to(&gr, &r.sizes())?),
+            Some(o::sum_to(&gt, &th.sizes())?),
+        ])
     });
-    t.linear("aten::fft_fft", |c, g| c2c_grad(c, g, "aten::fft_ifftn", true));
-    t.linear("aten::fft_ifft", |c, g| c2c_grad(c, g, "aten::fft_fftn", true));
+    t.linear("aten::fft_fft", |c, g| {
+        c2c_grad(c, g, "aten::fft_ifftn", true)
+    });
+    t.linear("aten::fft_ifft", |c, g| {
+        c2c_grad(c, g, "aten::fft_fftn", true)
+    });
     for name in ["aten::fft_fftn", "aten::fft_fft2"] {
         t.linear(name, |c, g| c2c_grad(c, g, "aten::fft_ifftn", false));
     }
@@ -170,7 +196,12 @@ fn c2r_grad(c: &Ctx, g: &[Tensor], one_dim: bool, conj_input: bool) -> R {
     let last = *dims.last().unwrap_or(&0);
     let gi = o::call1(
         "aten::fft_rfftn",
-        vec![tv(&g[0]), IValue::None, IValue::int_list(dims.clone()), dual(norm)],
+        vec![
+            tv(&g[0]),
+            IValue::None,
+            IValue::int_list(dims.clone()),
+            dual(norm),
+        ],
     )?;
     let full = g[0].sizes()[last as usize];
     let half = gi.sizes()[last as usize];
@@ -218,7 +249,12 @@ fn ihfft_grad(c: &Ctx, g: &[Tensor], one_dim: bool) -> R {
     let full = fit(&gc, last, *lens.last().unwrap_or(&1))?;
     let mut r = o::call1(
         "aten::fft_ifftn",
-        vec![tv(&full), IValue::None, IValue::int_list(dims.clone()), dual(rnorm)],
+        vec![
+            tv(&full),
+            IValue::None,
+            IValue::int_list(dims.clone()),
+            dual(rnorm),
+        ],
     )?;
     r = o::real(&r)?;
     for &d in &dims {
