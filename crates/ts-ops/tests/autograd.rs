@@ -164,7 +164,7 @@ fn modifying_a_saved_tensor_in_place_is_caught() {
     .unwrap();
     let e = backward(&y).unwrap_err();
     assert!(
-        e.message.starts_with("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.DoubleTensor [2]], which is output 0 of MulBackward0, is at version 1; expected version 0 instead."),
+        e.message.starts_with("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.DoubleTensor [2]], which is output 0 of AddBackward0, is at version 1; expected version 0 instead."),
         "{}",
         e.message
     );
