@@ -230,7 +230,7 @@ fn needed_nodes(
             }
             let n = &nodes[k];
             let hit = wanted_outputs.contains(k)
-                || n.retained_outputs().iter().next().is_some()
+                || !n.retained_outputs().is_empty()
                 || n.next_edges.iter().flatten().any(|e| match e {
                     Edge::Leaf(t) => all_leaves || leaf_wanted(t),
                     Edge::Node { node, .. } => needed.contains(&key(node)),

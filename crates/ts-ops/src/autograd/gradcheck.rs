@@ -8,6 +8,9 @@ use ts_tensor::{DType, Error, Tensor};
 use super::engine::{run_backward, BackwardRequest};
 use super::ops;
 
+/// A function of tensors checked by [`gradcheck`] (its float outputs are differentiated).
+pub type OpFn<'a> = dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error> + 'a;
+
 /// Tolerances and step of a check.
 #[derive(Clone, Copy, Debug)]
 pub struct Tolerance {
@@ -56,10 +59,7 @@ fn weights(k: usize, like: &Tensor) -> Result<Tensor, Error> {
 }
 
 /// The weighted sum of the float outputs of `f` as a plain number.
-fn loss_value(
-    f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>,
-    xs: &[Tensor],
-) -> Result<f64, Error> {
+fn loss_value(f: &OpFn, xs: &[Tensor]) -> Result<f64, Error> {
     let _off = GradModeGuard::no_grad();
     let outs = float_outputs(&f(xs)?);
     let mut total = 0.0;
@@ -72,11 +72,7 @@ fn loss_value(
     Ok(total)
 }
 
-fn numeric_grads(
-    f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>,
-    xs: &[Tensor],
-    eps: f64,
-) -> Result<Vec<Vec<f64>>, Error> {
+fn numeric_grads(f: &OpFn, xs: &[Tensor], eps: f64) -> Result<Vec<Vec<f64>>, Error> {
     let mut all = Vec::new();
     for i in 0..xs.len() {
         let base = xs[i].to_vec::<f64>();
@@ -135,11 +131,7 @@ fn leaves(xs: &[Tensor]) -> Vec<Tensor> {
         .collect()
 }
 
-fn analytic(
-    f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>,
-    xs: &[Tensor],
-    create_graph: bool,
-) -> Result<Vec<Option<Tensor>>, Error> {
+fn analytic(f: &OpFn, xs: &[Tensor], create_graph: bool) -> Result<Vec<Option<Tensor>>, Error> {
     let outs = float_outputs(&f(xs)?);
     let roots: Vec<(Tensor, Tensor)> = outs
         .iter()
@@ -160,11 +152,7 @@ fn analytic(
 }
 
 /// Checks the first derivatives of `f` at the float64 tensors `xs`.
-pub fn gradcheck(
-    f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>,
-    xs: &[Tensor],
-    tol: Tolerance,
-) -> Result<(), String> {
+pub fn gradcheck(f: &OpFn, xs: &[Tensor], tol: Tolerance) -> Result<(), String> {
     let xs: Vec<Tensor> = xs
         .iter()
         .map(|x| ops::to_dtype(x, DType::Float64).map(|t| t.detach()))
@@ -178,11 +166,7 @@ pub fn gradcheck(
 
 /// Checks the second derivatives of `f`: the gradient of (first gradients · fixed weights),
 /// built with `create_graph=True`, against finite differences of the first gradients.
-pub fn gradgradcheck(
-    f: &dyn Fn(&[Tensor]) -> Result<Vec<IValue>, Error>,
-    xs: &[Tensor],
-    tol: Tolerance,
-) -> Result<(), String> {
+pub fn gradgradcheck(f: &OpFn, xs: &[Tensor], tol: Tolerance) -> Result<(), String> {
     let g = |ys: &[Tensor]| -> Result<Vec<IValue>, Error> {
         let ls: Vec<Tensor> = if ys.iter().all(|y| y.requires_grad()) {
             ys.to_vec()

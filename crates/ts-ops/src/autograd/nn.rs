@@ -919,7 +919,7 @@ pub(super) fn register(t: &mut Table) {
         "aten::_upsample_nearest_exact3d.vec",
         "aten::pad",
     ] {
-        t.linear(name, |c, g| gather_like(c, g));
+        t.linear(name, gather_like);
     }
 
     t.linear("aten::embedding", |c, g| {
@@ -1127,6 +1127,7 @@ fn expand_list(v: &[i64], n: usize, default: i64) -> Vec<i64> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn convolution(
     x: &Tensor,
     w: &Tensor,

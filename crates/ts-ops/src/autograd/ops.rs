@@ -272,7 +272,7 @@ pub fn to_dtype(a: &Tensor, dtype: DType) -> Result<Tensor, Error> {
 
 /// A copy without history.
 pub fn clone_detached(a: &Tensor) -> Result<Tensor, Error> {
-    Ok(a.detach().clone_tensor()?)
+    a.detach().clone_tensor()
 }
 
 /// Sums `g` down to `sizes` (the gradient of a broadcast).

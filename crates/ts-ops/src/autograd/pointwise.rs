@@ -286,8 +286,8 @@ pub(super) fn register(t: &mut Table) {
             Some(reduce_to(&o::mul(&g[0], &cj(a)?)?, b)?),
         ])
     });
-    t.add("aten::div.Tensor", |c, g| div_grad(c, g));
-    t.add("aten::true_divide.Tensor", |c, g| div_grad(c, g));
+    t.add("aten::div.Tensor", div_grad);
+    t.add("aten::true_divide.Tensor", div_grad);
     t.add("aten::div.Tensor_mode", |c, g| {
         if c.args.ostr(2)?.is_some() {
             return Ok(vec![
@@ -504,7 +504,7 @@ pub(super) fn register(t: &mut Table) {
     });
 
     // Special functions.
-    t.add("aten::special_ndtr", |c, g| unary(c, g, |x| gauss(x)));
+    t.add("aten::special_ndtr", |c, g| unary(c, g, gauss));
     t.add("aten::special_log_ndtr", |c, g| {
         unary(c, g, |x| {
             let n = o::call1("aten::special_ndtr", vec![o::tv(x)])?;

@@ -58,7 +58,7 @@ fn count(x: &Tensor, dims: &[i64]) -> f64 {
 }
 
 fn cast_like(g: Tensor, x: &Tensor) -> Result<Tensor, Error> {
-    if g.dtype() != x.dtype() && !(g.dtype().is_complex() && !x.dtype().is_complex()) {
+    if g.dtype() != x.dtype() && (!g.dtype().is_complex() || x.dtype().is_complex()) {
         o::to_dtype(&g, x.dtype())
     } else {
         Ok(g)
