@@ -447,6 +447,16 @@ impl FunctionEmitter<'_> {
                 "grad" => {
                     simple(self.insert1(Symbol::prim("grad"), &[v], Type::optional(Type::tensor())))
                 }
+                // Autograd properties are operators in TorchScript (`aten::is_leaf(%x)`).
+                "is_leaf" | "retains_grad" | "output_nr" | "_version" => {
+                    simple(self.emit_builtin_call(
+                        range,
+                        Symbol::aten(name),
+                        vec![NamedValue::pos(v)],
+                        vec![],
+                        None,
+                    )?)
+                }
                 "is_quantized" | "is_sparse" | "is_mkldnn" | "is_meta" | "is_nested" => {
                     simple(self.insert1(Symbol::prim(name), &[v], Type::bool()))
                 }
