@@ -1050,7 +1050,14 @@ impl FunctionEmitter<'_> {
         kwargs: Vec<NamedValue>,
         self_val: Option<ValueId>,
     ) -> CResult<ValueId> {
-        let schemas = schemas_for(name.qualified());
+        let mut schemas = schemas_for(name.qualified());
+        if name.qualified() == "aten::stft" && self_val.is_none() {
+            // `torch.stft` is Python in PyTorch (torch/functional.py): it centre-pads the signal
+            // before calling the operator, which is the `.center` overload's behaviour. Calls
+            // with the operator's full positional form (archive code) cannot match it; the
+            // method `Tensor.stft` is the plain builtin, as in PyTorch.
+            schemas.sort_by_key(|s| s.overload_name != "center");
+        }
         let lib = super::library::builtin_overloads(name.qualified());
         let total = schemas.len() + lib.len();
         if total == 0 {

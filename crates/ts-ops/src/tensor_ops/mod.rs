@@ -5,6 +5,7 @@
 //! from the functional overload with the same arguments (compute, check the cast, copy into
 //! `self`/`out`), as ATen's structured kernels behave.
 
+mod aliases;
 mod args;
 mod arithmetic;
 mod attention;
@@ -12,6 +13,7 @@ mod channels;
 mod conv_pool;
 mod creation;
 mod derived;
+mod distance;
 mod layers;
 mod linalg;
 mod loss;
@@ -61,7 +63,9 @@ pub fn register(r: &Registry) {
     special::register(r);
     statistics::register(r);
     spectral::register(r);
+    distance::register(r);
     derived::register(r);
+    aliases::register(r);
 }
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
