@@ -135,7 +135,7 @@ macro_rules! microkernel {
                         }
                     }
                 } else {
-                    let mut buf = [0.0 as $T; $mr * NR];
+                    let mut buf: [$T; $mr * NR] = [0.0; $mr * NR];
                     for (i, row) in acc.iter().enumerate() {
                         for (v, r) in row.iter().enumerate() {
                             $store(buf.as_mut_ptr().add(i * NR + v * $lanes), *r);
@@ -264,7 +264,7 @@ macro_rules! gemm_float {
                 *BEST.get_or_init(|| {
                     // `TSRS_GEMM=avx2` / `TSRS_GEMM=crate` select a slower path for comparisons.
                     let choice = std::env::var("TSRS_GEMM").unwrap_or_default();
-                    if choice == "crate" {
+                    let k = if choice == "crate" {
                         None
                     } else if choice == "avx2" {
                         <$T>::kernels()
@@ -272,7 +272,8 @@ macro_rules! gemm_float {
                             .find(|k| !k.name.ends_with("avx512"))
                     } else {
                         <$T>::kernels().into_iter().next()
-                    }
+                    };
+                    k.map(blocks_override)
                 })
             }
             fn with_pack<R>(f: impl FnOnce(&mut PackBufs<$T>) -> R) -> R {
@@ -286,6 +287,22 @@ macro_rules! gemm_float {
 }
 gemm_float!(f32, PACK_F32, f32_avx512, f32_avx2, 8, 48, 6, 16, 192, 256);
 gemm_float!(f64, PACK_F64, f64_avx512, f64_avx2, 8, 24, 6, 8, 192, 256);
+
+/// The kernel with its cache blocks replaced by `TSRS_GEMM_BLOCKS=mc,kc,nc` (for tuning
+/// experiments; malformed or zero values keep the defaults).
+fn blocks_override<T>(mut k: Kernel<T>) -> Kernel<T> {
+    if let Ok(v) = std::env::var("TSRS_GEMM_BLOCKS") {
+        let b: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+        if let [mc, kc, nc] = b[..] {
+            if mc > 0 && kc > 0 && nc > 0 {
+                k.mc = mc.div_ceil(k.mr) * k.mr;
+                k.kc = kc;
+                k.nc = nc.div_ceil(k.nr) * k.nr;
+            }
+        }
+    }
+    k
+}
 
 /// One product `C = beta * C + alpha * A @ B`, strides in elements.
 #[derive(Clone, Copy)]

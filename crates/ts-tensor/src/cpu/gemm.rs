@@ -175,6 +175,7 @@ fn blocked<T: 'static + Copy>(
         Parallelism::None => 1,
         Parallelism::Rayon(t) => t.max(1),
     };
+    #[allow(clippy::too_many_arguments)]
     fn go<F: GemmFloat>(
         m: usize,
         n: usize,
