@@ -282,7 +282,7 @@ pub(crate) mod kernels {
     /// pointers and the closure reference are parameters of the feature-enabled copy, so the
     /// compiler sees them as loop invariants and vectorizes the loop.
     macro_rules! widest {
-        ($(#[$m:meta])* fn $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($w:tt)*] $body:block) => {
+        ($(#[$m:meta])* ($len:ident) fn $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($w:tt)*] $body:block) => {
             $(#[$m])*
             ///
             /// # Safety
@@ -311,7 +311,7 @@ pub(crate) mod kernels {
                         // SAFETY: forwarded.
                         unsafe { body($($arg),*) }
                     }
-                    if n >= 16 {
+                    if $len >= 16 {
                         if crate::cpu::simd::has_avx512() {
                             // SAFETY: the features were just detected; the rest is forwarded.
                             return unsafe { v512($($arg),*) };
@@ -330,7 +330,7 @@ pub(crate) mod kernels {
 
     widest!(
         /// `o[i] = f(a[i])` over contiguous runs.
-        fn contig1<A, O, F>(o: *mut O, a: *const A, n: usize, f: &F)
+        (n) fn contig1<A, O, F>(o: *mut O, a: *const A, n: usize, f: &F)
         where [A: Copy, O: Copy, F: Fn(A) -> O] {
             for i in 0..n {
                 // SAFETY: `i < n`, guaranteed by the caller.
@@ -340,7 +340,7 @@ pub(crate) mod kernels {
     );
     widest!(
         /// `o[i] = f(a[i], b[i])` over contiguous runs.
-        fn contig2<A, B, O, F>(o: *mut O, a: *const A, b: *const B, n: usize, f: &F)
+        (n) fn contig2<A, B, O, F>(o: *mut O, a: *const A, b: *const B, n: usize, f: &F)
         where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
             for i in 0..n {
                 // SAFETY: `i < n`, guaranteed by the caller.
@@ -350,7 +350,7 @@ pub(crate) mod kernels {
     );
     widest!(
         /// `o[i] = f(a[i], bv)`.
-        fn scalar_right<A, B, O, F>(o: *mut O, a: *const A, bv: B, n: usize, f: &F)
+        (n) fn scalar_right<A, B, O, F>(o: *mut O, a: *const A, bv: B, n: usize, f: &F)
         where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
             for i in 0..n {
                 // SAFETY: `i < n`, guaranteed by the caller.
@@ -360,7 +360,7 @@ pub(crate) mod kernels {
     );
     widest!(
         /// `o[i] = f(av, b[i])`.
-        fn scalar_left<A, B, O, F>(o: *mut O, av: A, b: *const B, n: usize, f: &F)
+        (n) fn scalar_left<A, B, O, F>(o: *mut O, av: A, b: *const B, n: usize, f: &F)
         where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
             for i in 0..n {
                 // SAFETY: `i < n`, guaranteed by the caller.
@@ -370,7 +370,7 @@ pub(crate) mod kernels {
     );
     widest!(
         /// `o[i] = f(a[i], b[i], c[i])` over contiguous runs.
-        fn contig3<A, B, C, O, F>(o: *mut O, a: *const A, b: *const B, c: *const C, n: usize, f: &F)
+        (n) fn contig3<A, B, C, O, F>(o: *mut O, a: *const A, b: *const B, c: *const C, n: usize, f: &F)
         where [A: Copy, B: Copy, C: Copy, O: Copy, F: Fn(A, B, C) -> O] {
             for i in 0..n {
                 // SAFETY: `i < n`, guaranteed by the caller.
