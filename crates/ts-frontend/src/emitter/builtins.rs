@@ -493,6 +493,12 @@ impl FunctionEmitter<'_> {
                         name: name.to_string(),
                     });
                 }
+                if let Some(op) = custom_class_method(&c.name, name) {
+                    return Ok(Sugared::Builtin {
+                        name: Symbol::new(op),
+                        self_val: Some(v),
+                    });
+                }
                 self.err(
                     range,
                     format!("'{}' object has no attribute or method '{name}'", c.name),
@@ -2873,4 +2879,20 @@ mod tests {
             );
         }
     }
+}
+
+/// The operator behind a method of a C++ custom class that quantized models call
+/// (`Conv2dPackedParamsBase.unpack()` is `quantized::conv2d_unpack`), as PyTorch binds them.
+fn custom_class_method(class: &str, method: &str) -> Option<&'static str> {
+    let short = class.strip_prefix("__torch__.torch.classes.")?;
+    Some(match (short, method) {
+        ("quantized.Conv2dPackedParamsBase", "unpack") => "quantized::conv2d_unpack",
+        ("quantized.Conv2dPackedParamsBase", "stride") => "quantized::conv2d_stride",
+        ("quantized.Conv2dPackedParamsBase", "padding") => "quantized::conv2d_padding",
+        ("quantized.Conv2dPackedParamsBase", "dilation") => "quantized::conv2d_dilation",
+        ("quantized.Conv2dPackedParamsBase", "groups") => "quantized::conv2d_groups",
+        ("quantized.Conv2dPackedParamsBase", "transpose") => "quantized::conv2d_transpose",
+        ("quantized.LinearPackedParamsBase", "unpack") => "quantized::linear_unpack",
+        _ => return None,
+    })
 }
