@@ -699,7 +699,16 @@ impl FunctionEmitter<'_> {
                 )?))
             }
             Sugared::Builtin { name, self_val } => {
-                let (pos, kw) = self.emit_args(args, kwargs)?;
+                let (mut pos, kw) = self.emit_args(args, kwargs)?;
+                // Custom-class methods bound to operators pass the object as the operator's
+                // first argument, which is not named `self` in those schemas.
+                let self_val = match self_val {
+                    Some(v) if self.is_custom_class_value(v) => {
+                        pos.insert(0, NamedValue::pos(v));
+                        None
+                    }
+                    other => other,
+                };
                 Ok(Sugared::Simple(
                     self.emit_builtin_call(range, name, pos, kw, self_val)?,
                 ))
@@ -1048,6 +1057,11 @@ impl FunctionEmitter<'_> {
     }
 
     /// A builtin operator call with PyTorch's overload resolution.
+    /// True when `v` is an object of a C++ custom class (`__torch__.torch.classes.*`).
+    fn is_custom_class_value(&self, v: ValueId) -> bool {
+        matches!(&**self.g.value(v).ty(), Type::Class(c) if c.name.starts_with("__torch__.torch.classes."))
+    }
+
     pub fn emit_builtin_call(
         &mut self,
         range: &SourceRange,
