@@ -191,7 +191,10 @@ impl Tensor {
 
     /// A quantized tensor over the integer tensor `ints` (sharing its storage): element `i`
     /// stands for `quantizer`'s real value of `ints[i]`. Callers check dtype and shape.
-    pub(crate) fn with_quantizer(ints: &Tensor, quantizer: Arc<crate::quantized::Quantizer>) -> Tensor {
+    pub(crate) fn with_quantizer(
+        ints: &Tensor,
+        quantizer: Arc<crate::quantized::Quantizer>,
+    ) -> Tensor {
         Tensor {
             inner: Arc::new(TensorImpl {
                 meta: RwLock::new(ints.meta_snapshot()),

@@ -22,11 +22,19 @@ fn fixtures() -> Vec<Value> {
 }
 
 fn ints(v: &Value) -> Vec<i64> {
-    v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect()
 }
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 fn float_tensor(v: &Value) -> Tensor {
@@ -70,8 +78,14 @@ fn assert_q(got: &Tensor, want: &Value, what: &str) {
     assert_eq!(gq.dtype, wq.dtype, "{what}: dtype");
     match (&gq.scheme, &wq.scheme) {
         (
-            QScheme::PerTensorAffine { scale: a, zero_point: za },
-            QScheme::PerTensorAffine { scale: b, zero_point: zb },
+            QScheme::PerTensorAffine {
+                scale: a,
+                zero_point: za,
+            },
+            QScheme::PerTensorAffine {
+                scale: b,
+                zero_point: zb,
+            },
         ) => {
             assert!((a - b).abs() <= 1e-12 * b.abs(), "{what}: scale {a} vs {b}");
             assert_eq!(za, zb, "{what}: zero point");
@@ -189,7 +203,11 @@ fn quantized_kernels_match_fbgemm() {
                 .unwrap();
                 assert_q(&y, &c["out"], &what);
             }
-            "hardsigmoid" => assert_q(&q::qhardsigmoid(&qtensor(&c["x"])).unwrap(), &c["out"], &what),
+            "hardsigmoid" => assert_q(
+                &q::qhardsigmoid(&qtensor(&c["x"])).unwrap(),
+                &c["out"],
+                &what,
+            ),
             "relu" => assert_q(&q::qrelu(&qtensor(&c["x"])).unwrap(), &c["out"], &what),
             "adaptive_avg_pool2d" => {
                 let s = ints(&c["output_size"]);
@@ -261,8 +279,13 @@ fn bad_quantized_inputs_are_errors() {
     // Inner dimensions that do not match, and a float tensor where a quantized one is needed.
     assert!(q::qlinear(&qx, &w, None, 0.1, 0, false).is_err());
     assert!(q::qlinear_dynamic(&x.reshape(&[1, 2]).unwrap(), &x, None, false, false).is_err());
-    let a = q::quantize_per_tensor(&Tensor::zeros(&[3], ts_tensor::DType::Float32).unwrap(), 0.1, 0, QDType::QUInt8)
-        .unwrap();
+    let a = q::quantize_per_tensor(
+        &Tensor::zeros(&[3], ts_tensor::DType::Float32).unwrap(),
+        0.1,
+        0,
+        QDType::QUInt8,
+    )
+    .unwrap();
     assert!(q::qadd(&qx, &a, 0.1, 0, false).is_err());
     assert!(q::qadaptive_avg_pool2d(&qx, [1, 1]).is_err());
 }

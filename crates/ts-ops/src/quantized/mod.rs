@@ -38,9 +38,15 @@ fn qdtype(i: i64, what: &str) -> Result<QDType, Error> {
 
 fn usize_pair(v: &[i64], what: &str, name: &str) -> Result<[usize; 2], Error> {
     let get = |i: usize| -> Result<usize, Error> {
-        let x = if v.len() == 1 { v[0] } else { *v.get(i).unwrap_or(&-1) };
+        let x = if v.len() == 1 {
+            v[0]
+        } else {
+            *v.get(i).unwrap_or(&-1)
+        };
         usize::try_from(x).map_err(|_| {
-            Error::runtime(format!("{what}: {name} must be one or two non-negative ints, got {v:?}"))
+            Error::runtime(format!(
+                "{what}: {name} must be one or two non-negative ints, got {v:?}"
+            ))
         })
     };
     if v.is_empty() || v.len() > 2 {
@@ -67,11 +73,15 @@ where
     F: Fn(&Args) -> Result<O, Error> + Send + Sync + 'static,
 {
     let Some(prev) = r.find(full_name) else {
-        note_registration_error(format!("{full_name}: no operator to add a quantized overload to"));
+        note_registration_error(format!(
+            "{full_name}: no operator to add a quantized overload to"
+        ));
         return;
     };
     let OperatorKind::Op(prev_op) = prev.kind.clone() else {
-        note_registration_error(format!("{full_name}: cannot wrap a node-dependent operator"));
+        note_registration_error(format!(
+            "{full_name}: cannot wrap a node-dependent operator"
+        ));
         return;
     };
     let n = prev.schema.arguments.len();
@@ -100,7 +110,11 @@ where
 }
 
 /// A raw operation under PyTorch's schema `full_name`.
-fn def_raw(r: &Registry, full_name: &str, f: impl Fn(&mut Vec<IValue>) -> Result<(), Error> + Send + Sync + 'static) {
+fn def_raw(
+    r: &Registry,
+    full_name: &str,
+    f: impl Fn(&mut Vec<IValue>) -> Result<(), Error> + Send + Sync + 'static,
+) {
     if let Err(e) = r.register_pt(full_name, op(f)) {
         note_registration_error(format!("{full_name}: {}", e.message));
     }
@@ -167,14 +181,22 @@ fn register_aten(r: &Registry) {
     def(r, "aten::dequantize.self", move |a| dequant(a.t(0)?));
     def(r, "aten::dequantize.tensor", move |a| dequant(a.t(0)?));
     def(r, "aten::dequantize.tensors", move |a| {
-        a.tensors(0)?.iter().map(dequant).collect::<Result<Vec<_>, _>>()
+        a.tensors(0)?
+            .iter()
+            .map(dequant)
+            .collect::<Result<Vec<_>, _>>()
     });
     def(r, "aten::dequantize.list", move |a| {
-        a.tensors(0)?.iter().map(dequant).collect::<Result<Vec<_>, _>>()
+        a.tensors(0)?
+            .iter()
+            .map(dequant)
+            .collect::<Result<Vec<_>, _>>()
     });
     def(r, "aten::int_repr", |a| q::int_repr(a.t(0)?, "int_repr"));
     def(r, "aten::q_scale", |a| {
-        Ok(q::quantizer_of(a.t(0)?, "q_scale")?.per_tensor("q_scale")?.0)
+        Ok(q::quantizer_of(a.t(0)?, "q_scale")?
+            .per_tensor("q_scale")?
+            .0)
     });
     def(r, "aten::q_zero_point", |a| {
         Ok(q::quantizer_of(a.t(0)?, "q_zero_point")?
@@ -240,10 +262,20 @@ fn register_linear(r: &Registry) {
         s.push(opt_tensor(p.bias));
         Ok(())
     });
-    for (name, relu) in [("quantized::linear", false), ("quantized::linear_relu", true)] {
+    for (name, relu) in [
+        ("quantized::linear", false),
+        ("quantized::linear_relu", true),
+    ] {
         def(r, name, move |a| {
             let p = linear_packed(a, 1)?;
-            q::qlinear(a.t(0)?, &p.weight, p.bias.as_ref(), a.f(2)?, a.int(3)?, relu)
+            q::qlinear(
+                a.t(0)?,
+                &p.weight,
+                p.bias.as_ref(),
+                a.f(2)?,
+                a.int(3)?,
+                relu,
+            )
         });
     }
     for (name, relu) in [
@@ -269,7 +301,14 @@ fn register_conv(r: &Registry) {
                 .filter(|&g| g > 0)
                 .ok_or_else(|| Error::runtime(format!("{what}: groups must be positive")))?,
         };
-        packed::make_conv(a.t(0)?.clone(), a.ot(1)?.cloned(), params, [0, 0], false, what)
+        packed::make_conv(
+            a.t(0)?.clone(),
+            a.ot(1)?.cloned(),
+            params,
+            [0, 0],
+            false,
+            what,
+        )
     });
     def_raw(r, "quantized::conv2d_unpack", |s| {
         let args = Args(pop_n(s, 1)?);
@@ -279,14 +318,24 @@ fn register_conv(r: &Registry) {
         Ok(())
     });
     let pair = |v: [usize; 2]| vec![v[0] as i64, v[1] as i64];
-    def(r, "quantized::conv2d_stride", move |a| Ok(pair(conv_packed(a, 0)?.params.stride)));
-    def(r, "quantized::conv2d_padding", move |a| Ok(pair(conv_packed(a, 0)?.params.padding)));
-    def(r, "quantized::conv2d_dilation", move |a| Ok(pair(conv_packed(a, 0)?.params.dilation)));
+    def(r, "quantized::conv2d_stride", move |a| {
+        Ok(pair(conv_packed(a, 0)?.params.stride))
+    });
+    def(r, "quantized::conv2d_padding", move |a| {
+        Ok(pair(conv_packed(a, 0)?.params.padding))
+    });
+    def(r, "quantized::conv2d_dilation", move |a| {
+        Ok(pair(conv_packed(a, 0)?.params.dilation))
+    });
     def(r, "quantized::conv2d_output_padding", |a| {
         Ok(conv_packed(a, 0)?.output_padding.to_vec())
     });
-    def(r, "quantized::conv2d_groups", |a| Ok(conv_packed(a, 0)?.params.groups as i64));
-    def(r, "quantized::conv2d_transpose", |a| Ok(conv_packed(a, 0)?.transposed as i64));
+    def(r, "quantized::conv2d_groups", |a| {
+        Ok(conv_packed(a, 0)?.params.groups as i64)
+    });
+    def(r, "quantized::conv2d_transpose", |a| {
+        Ok(conv_packed(a, 0)?.transposed as i64)
+    });
     for (name, relu) in [
         ("quantized::conv2d.new", false),
         ("quantized::conv2d_relu.new", true),
@@ -308,10 +357,14 @@ fn register_conv(r: &Registry) {
 
 fn register_elementwise(r: &Registry) {
     for (name, relu) in [("quantized::add", false), ("quantized::add_relu", true)] {
-        def(r, name, move |a| q::qadd(a.t(0)?, a.t(1)?, a.f(2)?, a.int(3)?, relu));
+        def(r, name, move |a| {
+            q::qadd(a.t(0)?, a.t(1)?, a.f(2)?, a.int(3)?, relu)
+        });
     }
     for (name, relu) in [("quantized::mul", false), ("quantized::mul_relu", true)] {
-        def(r, name, move |a| q::qmul(a.t(0)?, a.t(1)?, a.f(2)?, a.int(3)?, relu));
+        def(r, name, move |a| {
+            q::qmul(a.t(0)?, a.t(1)?, a.f(2)?, a.int(3)?, relu)
+        });
     }
     def(r, "quantized::hardswish", |a| {
         q::qhardswish(a.t(0)?, a.f(1)?, a.int(2)?)

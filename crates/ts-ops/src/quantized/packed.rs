@@ -77,7 +77,12 @@ pub fn wrap<T: Any + Send + Sync>(name: &str, payload: T) -> IValue {
 /// The payload of an instance of custom class `name`.
 pub fn payload<T: Any + Clone>(v: &IValue, name: &str) -> Result<T, Error> {
     let short = name.rsplit('.').next().unwrap_or(name);
-    let wrong = || Error::runtime(format!("expected a {short} object, got a value of type {}", v.tag_name()));
+    let wrong = || {
+        Error::runtime(format!(
+            "expected a {short} object, got a value of type {}",
+            v.tag_name()
+        ))
+    };
     let IValue::Object(o) = v else {
         return Err(wrong());
     };
@@ -177,7 +182,9 @@ fn conv_set_state(state: IValue) -> Result<IValue, Error> {
         .iter()
         .map(|v| match v {
             IValue::Int(i) => Ok(*i),
-            _ => Err(Error::runtime(format!("{what}: the configuration is not a list of ints"))),
+            _ => Err(Error::runtime(format!(
+                "{what}: the configuration is not a list of ints"
+            ))),
         })
         .collect::<Result<_, _>>()?;
     let tensors = list_items(&items[2], what)?;
@@ -189,7 +196,8 @@ fn conv_set_state(state: IValue) -> Result<IValue, Error> {
     let weight = tensor_of(&tensors[0], what)?;
     let bias = opt_tensor_of(&tensors[1], what)?;
     let pos = |v: i64| -> Result<usize, Error> {
-        usize::try_from(v).map_err(|_| Error::runtime(format!("{what}: negative configuration value {v}")))
+        usize::try_from(v)
+            .map_err(|_| Error::runtime(format!("{what}: negative configuration value {v}")))
     };
     let params = QConvParams {
         stride: [pos(config[1])?, pos(config[2])?],
@@ -241,7 +249,11 @@ fn cell_set_state(state: IValue) -> Result<IValue, Error> {
     let items = tuple_items(&state, 5, what)?;
     let kind = match &items[0] {
         IValue::String(s) => s.as_str().to_string(),
-        _ => return Err(Error::runtime(format!("{what}: the cell kind is not a string"))),
+        _ => {
+            return Err(Error::runtime(format!(
+                "{what}: the cell kind is not a string"
+            )))
+        }
     };
     if kind != "quantized_dynamic" {
         return Err(Error::runtime(format!(

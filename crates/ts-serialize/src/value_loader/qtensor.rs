@@ -15,10 +15,7 @@ impl<'t> ValueLoader<'t, '_> {
     pub(super) fn rebuild_qtensor(&mut self, args: &'t [PickleValue]) -> Result<Tensor> {
         let name = "_rebuild_qtensor";
         if args.len() < 5 || args.len() > 7 {
-            return Err(self.invalid(format!(
-                "{name} takes 5 to 7 arguments, got {}",
-                args.len()
-            )));
+            return Err(self.invalid(format!("{name} takes 5 to 7 arguments, got {}", args.len())));
         }
         let ints = self.rebuild_tensor(&KnownGlobal::RebuildTensorV2, &args[..4])?;
         let Some(dtype) = QDType::from_storage_dtype(ints.dtype()) else {

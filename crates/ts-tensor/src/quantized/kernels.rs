@@ -10,8 +10,8 @@
 //! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
 
 use super::{
-    choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp,
-    QDType, QScheme, Quantizer,
+    choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp, QDType,
+    QScheme, Quantizer,
 };
 use crate::{Error, Result, Tensor};
 
@@ -204,7 +204,9 @@ pub fn qlinear_dynamic(
 ) -> Result<Tensor> {
     let what = "quantized::linear_dynamic";
     if x.is_quantized() || !x.dtype().is_floating_point() {
-        return Err(Error::runtime(format!("{what}: the input must be a float tensor")));
+        return Err(Error::runtime(format!(
+            "{what}: the input must be a float tensor"
+        )));
     }
     let wsz = w.sizes();
     if wsz.len() != 2 {
@@ -403,17 +405,14 @@ fn dequant_ints(vals: &[i64], q: &Quantizer, what: &str) -> Result<Vec<f32>> {
     let (s, zp) = q.per_tensor(what)?;
     let s = s as f32;
     let premul = s * -(zp as f32);
-    Ok(vals.iter().map(|&v| (v as f32).mul_add(s, premul)).collect())
+    Ok(vals
+        .iter()
+        .map(|&v| (v as f32).mul_add(s, premul))
+        .collect())
 }
 
 /// `quantized::add` / `add_relu`: dequantize both, add in `f32`, quantize to `(scale, zp)`.
-pub fn qadd(
-    a: &Tensor,
-    b: &Tensor,
-    scale: f64,
-    zero_point: i64,
-    relu: bool,
-) -> Result<Tensor> {
+pub fn qadd(a: &Tensor, b: &Tensor, scale: f64, zero_point: i64, relu: bool) -> Result<Tensor> {
     let what = "quantized::add";
     let (qa, qb) = (quantizer_of(a, what)?, quantizer_of(b, what)?);
     let (ia, ib, shape) = broadcast_ints(a, b, what)?;
@@ -437,13 +436,7 @@ pub fn qadd(
 
 /// `quantized::mul` / `mul_relu`: the integer product of the zero-point-shifted operands,
 /// requantized with `multiplier = a_scale * b_scale / scale` (ATen's `qmul` kernel).
-pub fn qmul(
-    a: &Tensor,
-    b: &Tensor,
-    scale: f64,
-    zero_point: i64,
-    relu: bool,
-) -> Result<Tensor> {
+pub fn qmul(a: &Tensor, b: &Tensor, scale: f64, zero_point: i64, relu: bool) -> Result<Tensor> {
     let what = "quantized::mul";
     let (ia, ib, shape) = broadcast_ints(a, b, what)?;
     let qa = quantizer_of(a, what)?;
@@ -497,7 +490,10 @@ pub fn qhardsigmoid(x: &Tensor) -> Result<Tensor> {
             ))
         }
     };
-    let y: Vec<f32> = dx.iter().map(|&v| (v + 3.0).max(0.0).min(6.0) / 6.0).collect();
+    let y: Vec<f32> = dx
+        .iter()
+        .map(|&v| (v + 3.0).max(0.0).min(6.0) / 6.0)
+        .collect();
     quantize_values(&y, &x.sizes(), dtype, 1.0 / 256.0, zero_point)
 }
 
@@ -565,7 +561,9 @@ pub fn qmax_pool2d(
     let q = quantizer_of(x, what)?;
     let (np, h, w) = planes(x, what)?;
     if kernel.contains(&0) || stride.contains(&0) || dilation.contains(&0) {
-        return Err(Error::runtime(format!("{what}: kernel, stride and dilation must be positive")));
+        return Err(Error::runtime(format!(
+            "{what}: kernel, stride and dilation must be positive"
+        )));
     }
     if padding[0] * 2 > kernel[0] || padding[1] * 2 > kernel[1] {
         return Err(Error::runtime(format!(

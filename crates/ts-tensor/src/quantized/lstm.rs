@@ -128,10 +128,7 @@ pub fn quantized_lstm_dynamic(
             hn[idx * bh..(idx + 1) * bh].copy_from_slice(&h);
             cn[idx * bh..(idx + 1) * bh].copy_from_slice(&c);
         }
-        layer_in = Tensor::from_vec(
-            out,
-            &[t_len as i64, batch as i64, (dirs * hidden) as i64],
-        )?;
+        layer_in = Tensor::from_vec(out, &[t_len as i64, batch as i64, (dirs * hidden) as i64])?;
     }
     let output = if batch_first {
         layer_in.transpose(0, 1)?.contiguous()?

@@ -254,7 +254,12 @@ pub fn int_repr(q: &Tensor, what: &str) -> Result<Tensor> {
 }
 
 /// Per-tensor quantization (`torch.quantize_per_tensor`).
-pub fn quantize_per_tensor(x: &Tensor, scale: f64, zero_point: i64, dtype: QDType) -> Result<Tensor> {
+pub fn quantize_per_tensor(
+    x: &Tensor,
+    scale: f64,
+    zero_point: i64,
+    dtype: QDType,
+) -> Result<Tensor> {
     check_float(x, "quantize_per_tensor")?;
     check_qparams(scale, zero_point, dtype)?;
     let (lo, hi) = dtype.range();
@@ -284,7 +289,9 @@ pub fn quantize_per_channel(
 ) -> Result<Tensor> {
     check_float(x, "quantize_per_channel")?;
     let sizes = x.sizes();
-    if axis >= sizes.len() || scales.len() as i64 != sizes[axis] || zero_points.len() != scales.len()
+    if axis >= sizes.len()
+        || scales.len() as i64 != sizes[axis]
+        || zero_points.len() != scales.len()
     {
         return Err(Error::runtime(format!(
             "quantize_per_channel: expected {} scales and zero points for axis {axis} of shape {:?}, got {} and {}",
@@ -334,7 +341,9 @@ pub fn dequantize(q: &Tensor) -> Result<Tensor> {
         QScheme::PerTensorAffine { scale, zero_point } => {
             let s = *scale as f32;
             let premul = s * -(*zero_point as f32);
-            vals.iter().map(|&v| (v as f32).mul_add(s, premul)).collect()
+            vals.iter()
+                .map(|&v| (v as f32).mul_add(s, premul))
+                .collect()
         }
         QScheme::PerChannelAffine {
             scales,
