@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 use support::fixture;
 use ts_core::types::{ClassType, EnumType};
 use ts_core::{IValue, Type, TypeRef};
-use ts_serialize::{load_torch_save, ArchiveTypes, InferredClasses, ScriptArchive, SerializeError};
+use ts_serialize::{load_torch_save, ArchiveTypes, InferredClasses, ScriptArchive};
 use ts_tensor::{DType, Device, Storage, Tensor};
 
 fn load(name: &str) -> IValue {

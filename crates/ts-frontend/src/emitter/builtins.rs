@@ -2861,6 +2861,22 @@ pub fn tuple_slice_indices(n: i64, start: Option<i64>, end: Option<i64>, step: i
     out
 }
 
+/// The operator behind a method of a C++ custom class that quantized models call
+/// (`Conv2dPackedParamsBase.unpack()` is `quantized::conv2d_unpack`), as PyTorch binds them.
+fn custom_class_method(class: &str, method: &str) -> Option<&'static str> {
+    let short = class.strip_prefix("__torch__.torch.classes.")?;
+    Some(match (short, method) {
+        ("quantized.Conv2dPackedParamsBase", "unpack") => "quantized::conv2d_unpack",
+        ("quantized.Conv2dPackedParamsBase", "stride") => "quantized::conv2d_stride",
+        ("quantized.Conv2dPackedParamsBase", "padding") => "quantized::conv2d_padding",
+        ("quantized.Conv2dPackedParamsBase", "dilation") => "quantized::conv2d_dilation",
+        ("quantized.Conv2dPackedParamsBase", "groups") => "quantized::conv2d_groups",
+        ("quantized.Conv2dPackedParamsBase", "transpose") => "quantized::conv2d_transpose",
+        ("quantized.LinearPackedParamsBase", "unpack") => "quantized::linear_unpack",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::tuple_slice_indices;
@@ -2893,20 +2909,4 @@ mod tests {
             );
         }
     }
-}
-
-/// The operator behind a method of a C++ custom class that quantized models call
-/// (`Conv2dPackedParamsBase.unpack()` is `quantized::conv2d_unpack`), as PyTorch binds them.
-fn custom_class_method(class: &str, method: &str) -> Option<&'static str> {
-    let short = class.strip_prefix("__torch__.torch.classes.")?;
-    Some(match (short, method) {
-        ("quantized.Conv2dPackedParamsBase", "unpack") => "quantized::conv2d_unpack",
-        ("quantized.Conv2dPackedParamsBase", "stride") => "quantized::conv2d_stride",
-        ("quantized.Conv2dPackedParamsBase", "padding") => "quantized::conv2d_padding",
-        ("quantized.Conv2dPackedParamsBase", "dilation") => "quantized::conv2d_dilation",
-        ("quantized.Conv2dPackedParamsBase", "groups") => "quantized::conv2d_groups",
-        ("quantized.Conv2dPackedParamsBase", "transpose") => "quantized::conv2d_transpose",
-        ("quantized.LinearPackedParamsBase", "unpack") => "quantized::linear_unpack",
-        _ => return None,
-    })
 }

@@ -471,7 +471,7 @@ pub fn qhardswish(x: &Tensor, scale: f64, zero_point: i64) -> Result<Tensor> {
     check_out_params(scale, zero_point, dtype, what)?;
     let y: Vec<f32> = dx
         .iter()
-        .map(|&v| v * (v + 3.0).max(0.0).min(6.0) / 6.0)
+        .map(|&v| v * (v + 3.0).clamp(0.0, 6.0) / 6.0)
         .collect();
     quantize_values(&y, &x.sizes(), dtype, scale, zero_point)
 }
@@ -492,7 +492,7 @@ pub fn qhardsigmoid(x: &Tensor) -> Result<Tensor> {
     };
     let y: Vec<f32> = dx
         .iter()
-        .map(|&v| (v + 3.0).max(0.0).min(6.0) / 6.0)
+        .map(|&v| (v + 3.0).clamp(0.0, 6.0) / 6.0)
         .collect();
     quantize_values(&y, &x.sizes(), dtype, 1.0 / 256.0, zero_point)
 }
@@ -637,7 +637,10 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
                     }
                 }
                 acc -= size * zp;
-                let multiplier = s as f32 / s as f32 / size as f32;
+                // ATen's multiplier is `input_scale / output_scale / size`; the output keeps
+                // the input's parameters.
+                let (in_scale, out_scale) = (s as f32, s as f32);
+                let multiplier = in_scale / out_scale / size as f32;
                 let v = round_clamp(acc as f32 * multiplier, i64::MIN / 2, i64::MAX / 2) + zp;
                 vals[(pl * oh + i) * ow + j] = v.clamp(lo, hi);
             }

@@ -415,7 +415,7 @@ fn check_float(x: &Tensor, what: &str) -> Result<()> {
 
 fn check_qparams(scale: f64, zero_point: i64, dtype: QDType) -> Result<()> {
     let (lo, hi) = dtype.range();
-    if !(scale > 0.0) || !scale.is_finite() {
+    if !(scale.is_finite() && scale > 0.0) {
         return Err(Error::runtime(format!(
             "quantization scale must be a positive finite number, got {scale}"
         )));
