@@ -19,6 +19,7 @@ pub mod ops;
 pub mod overlap;
 pub mod print;
 pub mod promote;
+pub mod quantized;
 pub mod scalar;
 pub mod shape;
 pub mod storage;

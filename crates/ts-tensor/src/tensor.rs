@@ -69,6 +69,8 @@ struct TensorImpl {
     /// For a nested tensor: the length (dim 1) of each of its sequences. The metadata then
     /// describes the padded `[B, T, ...]` tensor that holds them (see `ops/nested.rs`).
     nested: Option<Box<[i64]>>,
+    /// For a quantized tensor: how its integer elements map to real values (see `quantized/`).
+    quantizer: Option<Arc<crate::quantized::Quantizer>>,
 }
 
 /// A tensor. Cloning the handle aliases: both clones are the same tensor, as Python references
@@ -154,6 +156,7 @@ impl Tensor {
             inner: Arc::new(TensorImpl {
                 meta: RwLock::new(meta),
                 nested: None,
+                quantizer: None,
             }),
         }
     }
@@ -176,6 +179,7 @@ impl Tensor {
             inner: Arc::new(TensorImpl {
                 meta: RwLock::new(meta),
                 nested: Some(lengths.into_boxed_slice()),
+                quantizer: None,
             }),
         })
     }
@@ -183,6 +187,31 @@ impl Tensor {
     /// The sequence lengths of a nested tensor; `None` for an ordinary (strided) tensor.
     pub fn nested_lengths(&self) -> Option<&[i64]> {
         self.inner.nested.as_deref()
+    }
+
+    /// A quantized tensor over the integer tensor `ints` (sharing its storage): element `i`
+    /// stands for `quantizer`'s real value of `ints[i]`. Callers check dtype and shape.
+    pub(crate) fn with_quantizer(
+        ints: &Tensor,
+        quantizer: Arc<crate::quantized::Quantizer>,
+    ) -> Tensor {
+        Tensor {
+            inner: Arc::new(TensorImpl {
+                meta: RwLock::new(ints.meta_snapshot()),
+                nested: None,
+                quantizer: Some(quantizer),
+            }),
+        }
+    }
+
+    /// The quantizer of a quantized tensor; `None` for an ordinary tensor.
+    pub fn quantizer(&self) -> Option<&Arc<crate::quantized::Quantizer>> {
+        self.inner.quantizer.as_ref()
+    }
+
+    /// Whether this is a quantized tensor (`Tensor.is_quantized`).
+    pub fn is_quantized(&self) -> bool {
+        self.inner.quantizer.is_some()
     }
 
     /// Whether this is a nested tensor (`Tensor.is_nested`).
