@@ -275,8 +275,10 @@ fn bad_quantized_inputs_are_errors() {
     assert!(q::dequantize(&x).is_err());
     let qx = q::quantize_per_tensor(&x, 0.1, 0, QDType::QUInt8).unwrap();
     assert!(q::quantize_per_tensor(&qx, 0.1, 0, QDType::QUInt8).is_err());
-    let w = q::quantize_per_tensor(&x.reshape(&[1, 2]).unwrap(), 0.1, 0, QDType::QInt8).unwrap();
-    // Inner dimensions that do not match, and a float tensor where a quantized one is needed.
+    let w3 = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[1, 3]).unwrap();
+    let w = q::quantize_per_tensor(&w3, 0.1, 0, QDType::QInt8).unwrap();
+    // Inner dimensions that do not match (2 against 3), and a float tensor where a quantized
+    // one is needed.
     assert!(q::qlinear(&qx, &w, None, 0.1, 0, false).is_err());
     assert!(q::qlinear_dynamic(&x.reshape(&[1, 2]).unwrap(), &x, None, false, false).is_err());
     let a = q::quantize_per_tensor(
