@@ -6,11 +6,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// Parses a graph in PyTorch's textual IR, verifies it and prints it back. Errors name
 /// `file_name:line:column` and show the line with a caret.
 pub fn check_ir(text: &str, file_name: &str) -> Result<String> {
-    let g = ts_ir::parse_ir(text).map_err(|e| {
-        located(file_name, e.line, e.column, &e.message, &e.line_text)
-    })?;
-    ts_ir::verify(&g)
-        .map_err(|e| Error::new(ErrorKind::Format, format!("{file_name}: {e}")))?;
+    let g = ts_ir::parse_ir(text)
+        .map_err(|e| located(file_name, e.line, e.column, &e.message, &e.line_text))?;
+    ts_ir::verify(&g).map_err(|e| Error::new(ErrorKind::Format, format!("{file_name}: {e}")))?;
     Ok(g.to_string())
 }
 
@@ -48,7 +46,10 @@ mod tests {
         let g = "graph(%x : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n";
         assert!(check_ir(g, "g.ir").unwrap().contains("aten::relu(%x)"));
         let e = check_ir("graph(%x : Tensor):\n  return (%q)\n", "g.ir").unwrap_err();
-        assert!(e.message().starts_with("g.ir:") && e.message().contains("%q"), "{e}");
+        assert!(
+            e.message().starts_with("g.ir:") && e.message().contains("%q"),
+            "{e}"
+        );
         let s = check_schemas("aten::relu(Tensor self) -> Tensor\n\n", "s.txt").unwrap();
         assert_eq!(s, "aten::relu(Tensor self) -> Tensor\n");
         let e = check_schemas("aten::relu(Tensor self -> Tensor\n", "s.txt").unwrap_err();

@@ -73,9 +73,9 @@ fn short_name(name: &str) -> String {
 
 /// The stored graph of `f`.
 pub(crate) fn stored(f: &ts_ir::Function, name: &str) -> Result<Graph> {
-    let g = f.graph().ok_or_else(|| {
-        Error::new(ErrorKind::Unsupported, format!("'{name}' has no graph"))
-    })?;
+    let g = f
+        .graph()
+        .ok_or_else(|| Error::new(ErrorKind::Unsupported, format!("'{name}' has no graph")))?;
     Ok(Graph {
         graph: (*g).clone(),
         name: short_name(name),

@@ -202,11 +202,20 @@ mod tests {
         // The loop's `q` is used first (`sub(%q, %p)`), so it leads; its input, parameter and
         // body result move with it. The if's `y` is first used as the loop's second carried
         // input, which now comes first.
-        assert!(text.contains("%q : int, %p : int = prim::Loop(%n, %t, %y, %x)"), "{text}");
-        assert!(text.contains("block0(%i : int, %q1 : int, %p1 : int):"), "{text}");
+        assert!(
+            text.contains("%q : int, %p : int = prim::Loop(%n, %t, %y, %x)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("block0(%i : int, %q1 : int, %p1 : int):"),
+            "{text}"
+        );
         assert!(text.contains("-> (%t, %q1, %s)"), "{text}");
         assert!(text.contains("%y : int, %x : int = prim::If(%c)"), "{text}");
-        assert!(text.contains("-> (%b, %a)\n    block1():\n      -> (%a, %b)"), "{text}");
+        assert!(
+            text.contains("-> (%b, %a)\n    block1():\n      -> (%a, %b)"),
+            "{text}"
+        );
         // Already canonical: nothing moves.
         assert!(!canonicalize_outputs(&mut g));
     }

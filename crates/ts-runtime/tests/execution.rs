@@ -164,15 +164,17 @@ fn traceback_context_and_classes_match_pytorch() {
     let text = e.to_string();
     let expected_f = "  File \"prog.py\", line 8, in f\n\ndef f(n: int) -> int:\n    return g([1, 2], n) + 1\n           ~ <--- HERE\n\ndef k(d: Dict[str, int]) -> int:\n";
     assert!(text.contains(expected_f), "{text}");
-    assert!(text.ends_with("\nRuntimeError: list index out of range"), "{text}");
-    let d = IValue::dict(
-        ts_core::Type::string(),
-        ts_core::Type::int(),
-        vec![],
+    assert!(
+        text.ends_with("\nRuntimeError: list index out of range"),
+        "{text}"
     );
+    let d = IValue::dict(ts_core::Type::string(), ts_core::Type::int(), vec![]);
     let e = call_function(&func(&cu, "k"), vec![d]).unwrap_err();
     let text = e.to_string();
-    assert!(text.ends_with("\nRuntimeError: KeyError: missing"), "{text}");
+    assert!(
+        text.ends_with("\nRuntimeError: KeyError: missing"),
+        "{text}"
+    );
 }
 
 #[test]
