@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark suite: every case of cases.json run with `tsrs bench` and, when real
-PyTorch is importable, the same program or model in PyTorch (same thread count), alternating
-tsrs and PyTorch round by round in one run. Prints a table with the ratio tsrs/PyTorch
-(below 1 means tsrs is faster; for GEMM cases the GFLOP/s of both are shown too).
+"""Side-by-side benchmark suite: every case of cases.json, and every real model of the breadth
+generator (tests/models, written by tools/models/gen_models.py), run with `tsrs bench` and, when
+real PyTorch is importable, the same program or model in PyTorch with the same thread count,
+alternating tsrs and PyTorch round by round (which goes first alternates too) and waiting for an
+idle machine before each measurement (other processes distort PyTorch's OpenMP timings far more
+than tsrs's). Prints the CPU model and SIMD flags, then a table with the ratio tsrs/PyTorch
+(below 1 means tsrs is faster; GEMM cases show both GFLOP/s), then process start + load + one
+forward of ResNet-18 (wall time and peak RSS) for both.
 
     python3 bench/run_bench.py [--cli target/release/tsrs] [--iters N] [--rounds N]
-                               [--threads N] [--filter S] [--json OUT]
+                               [--threads N] [--filter S] [--no-models] [--models DIR]
+                               [--idle-wait SECS] [--no-startup] [--json OUT]
 
+`--threads` defaults to the machine's core count (`--threads 1` for single-thread numbers).
 A case is a TorchScript source program (`program` + `entry` + `inputs`, a Python expression
 evaluated with torch) or a model (`model`: built by models.py, scripted or traced and saved to
 bench/models/<model>.pt with torch.jit.save). Inputs are saved with torch.save to
@@ -21,15 +27,34 @@ import sys
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.join(here, "..")
+
+
+def core_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 ap = argparse.ArgumentParser()
-ap.add_argument("--cli", default=os.path.join(here, "..", "target", "release", "tsrs"))
+ap.add_argument("--cli", default=os.path.join(root, "target", "release", "tsrs"))
 ap.add_argument("--iters", type=int, default=30)
 ap.add_argument("--rounds", type=int, default=3)
-ap.add_argument("--threads", type=int, default=1)
+ap.add_argument("--threads", type=int, default=core_count())
 ap.add_argument("--filter", default="")
+ap.add_argument("--models", default=os.path.join(root, "tests", "models"),
+                help="folder of real-model cases (model.pt, inputs.pt, case.json)")
+ap.add_argument("--no-models", action="store_true", help="skip the real-model cases")
+ap.add_argument("--idle-wait", type=float, default=60.0,
+                help="longest wait (s) for an idle machine before each measurement")
+ap.add_argument("--idle-busy", type=float, default=0.10,
+                help="CPU busy fraction (all cores) under which the machine counts as idle")
+ap.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
 ap.add_argument("--json", default=None)
 a = ap.parse_args()
 os.environ["TSRS_NUM_THREADS"] = str(a.threads)
+os.environ["OMP_NUM_THREADS"] = str(a.threads)
 try:
     import torch
     torch.set_num_threads(a.threads)
@@ -39,12 +64,69 @@ except ImportError:
     torch = None
 
 cases = [c for c in json.load(open(os.path.join(here, "cases.json"))) if a.filter in c["name"]]
+if not a.no_models and os.path.isdir(a.models):
+    for d in sorted(os.listdir(a.models)):
+        folder = os.path.join(a.models, d)
+        meta = os.path.join(folder, "case.json")
+        if not os.path.exists(meta) or a.filter not in d:
+            continue
+        entry = json.load(open(meta)).get("entry", "forward")
+        cases.append({"name": d.replace("models_", "", 1), "real": folder, "entry": entry,
+                      "per": 1, "unit": "call", "iters": 10})
 for d in ("inputs", "models"):
     os.makedirs(os.path.join(here, d), exist_ok=True)
 
 
+def cpu_times():
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v), v[3] + v[4]  # total, idle + iowait
+
+
+idle_timeouts = 0
+
+
+def wait_idle():
+    """Waits (up to --idle-wait seconds) until the whole machine is nearly idle."""
+    global idle_timeouts
+    if a.idle_wait <= 0 or not os.path.exists("/proc/stat"):
+        return
+    deadline = time.time() + a.idle_wait
+    while True:
+        t0, i0 = cpu_times()
+        time.sleep(0.5)
+        t1, i1 = cpu_times()
+        busy = 1.0 - (i1 - i0) / max(t1 - t0, 1)
+        if busy <= a.idle_busy:
+            return
+        if time.time() > deadline:
+            idle_timeouts += 1
+            return
+
+
+def cpu_description():
+    model, flags = "unknown CPU", []
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name") and model == "unknown CPU":
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    simd = [f for f in flags if f.startswith(("sse4", "avx", "fma", "amx"))]
+    return model, simd
+
+
 def prepare(c):
     """(path tsrs runs, inputs path, PyTorch callable and its args or None)."""
+    if "real" in c:
+        path, inp = os.path.join(c["real"], "model.pt"), os.path.join(c["real"], "inputs.pt")
+        if torch is None:
+            return path, inp, None
+        args = torch.load(inp)
+        loaded = torch.jit.load(path).eval()
+        return path, inp, (getattr(loaded, c["entry"]), tuple(args))
     inp = os.path.join(here, "inputs", c["name"] + ".pt")
     if "model" in c:
         path = os.path.join(here, "models", c["model"] + ".pt")
@@ -100,12 +182,21 @@ for c in cases:
         rows.append((c, None, None, f"pytorch: {str(e).splitlines()[0][:100]}"))
         continue
     ours, theirs, err = [], [], None
-    for _ in range(a.rounds):
-        o, err = run_tsrs(c, path, inp, iters)
-        if o is not None:
-            ours.append(o)
-        if theirs_fn is not None:
-            theirs.append(run_torch(theirs_fn[0], theirs_fn[1], iters))
+    for r in range(a.rounds):
+        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+            wait_idle()
+            if side == 0:
+                o, err = run_tsrs(c, path, inp, iters)
+                if o is not None:
+                    ours.append(o)
+            elif theirs_fn is not None:
+                try:
+                    theirs.append(run_torch(theirs_fn[0], theirs_fn[1], iters))
+                except Exception as e:  # noqa: BLE001 - report and keep going
+                    err = err or f"pytorch: {str(e).splitlines()[0][:100]}"
+                    theirs_fn = None
+            sys.stderr.write(".")
+            sys.stderr.flush()
     # The best round's median of each, so that a noisy round does not decide the ratio.
     rows.append((c, min(ours) if ours else None, min(theirs) if theirs else None, err))
 
@@ -119,8 +210,44 @@ def fmt_time(ns):
     return f"{ns:.1f} ns"
 
 
-print(f"threads={a.threads}  iters={a.iters}  rounds={a.rounds}  torch={torch.__version__ if torch else 'absent'}")
-print(f"{'case':28} {'tsrs':>11} {'pytorch':>11} {'ratio':>6}  per")
+def startup():
+    """Process start + load + one forward of ResNet-18 (the scripted bench model), both sides:
+    (wall seconds, peak RSS MiB) for tsrs and for PyTorch, each the best of three."""
+    model = os.path.join(here, "models", "resnet18_scripted.pt")
+    inp = os.path.join(here, "inputs", "resnet18_scripted.pt")
+    if not (os.path.exists(model) and os.path.exists(inp)):
+        return None
+    out = os.path.join(here, "inputs", "startup_out.pt")
+
+    def measure(cmd):
+        best = None
+        for _ in range(3):
+            wait_idle()
+            t = time.perf_counter()
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - t
+            if status != 0:
+                return None
+            r = (wall, ru.ru_maxrss / 1024.0)
+            best = r if best is None or r[0] < best[0] else best
+        return best
+
+    ours = measure([a.cli, "run", model, "--entry", "forward", "--inputs", inp, "--output", out])
+    theirs = None
+    if torch is not None:
+        code = ("import torch; m = torch.jit.load(%r); a = torch.load(%r)\n"
+                "with torch.no_grad(): m(*a)" % (model, inp))
+        theirs = measure([sys.executable, "-c", code])
+    return ours, theirs
+
+
+start = None if a.no_startup else startup()
+model_name, simd = cpu_description()
+print(f"cpu: {model_name}, {core_count()} cores; simd: {' '.join(simd) or 'none'}")
+print(f"threads={a.threads}  iters={a.iters}  rounds={a.rounds}  torch={torch.__version__ if torch else 'absent'}"
+      f"  idle-wait timeouts={idle_timeouts}")
+print(f"{'case':40} {'tsrs':>11} {'pytorch':>11} {'ratio':>6}  per")
 report = []
 for c, ours, theirs, err in rows:
     per = c["per"]
@@ -134,8 +261,13 @@ for c, ours, theirs, err in rows:
             extra += f", pytorch {c['flops'] / theirs:.1f} GFLOP/s"
     if err and not ours:
         extra += f"  ({err})"
-    print(f"{c['name']:28} {fmt_time(o):>11} {fmt_time(t):>11} {ratio:>6}  {c['unit']}{extra}")
+    print(f"{c['name']:40} {fmt_time(o):>11} {fmt_time(t):>11} {ratio:>6}  {c['unit']}{extra}")
     report.append({"case": c["name"], "tsrs_ns": o, "pytorch_ns": t, "unit": c["unit"],
                    "ratio": ours / theirs if ours and theirs else None, "error": err})
+if start is not None:
+    ours, theirs = start
+    fmt = lambda r: f"{r[0] * 1e3:.0f} ms, {r[1]:.0f} MiB" if r else "-"
+    print(f"{'start+load+forward resnet18':28} tsrs {fmt(ours)}; pytorch {fmt(theirs)}")
 if a.json:
-    json.dump({"threads": a.threads, "rows": report}, open(a.json, "w"), indent=1)
+    json.dump({"threads": a.threads, "cpu": model_name, "simd": simd, "rows": report,
+               "startup": start}, open(a.json, "w"), indent=1)

@@ -441,6 +441,12 @@ def detection_models(w):
         anchor = anchor_utils.AnchorGenerator(tuple((x, x * 2) for x in [16, 32, 64, 128]),
                                               ((0.5, 1.0, 2.0),) * 4)
         head = retinanet.RetinaNetHead(16, anchor.num_anchors_per_location()[0], 3)
+        with torch.no_grad():
+            # torchvision's init (std 0.01, prior-probability bias) scores every anchor 0.01 to
+            # within float32 rounding, which would make the detections' order rounding noise.
+            for mod in head.classification_head.modules():
+                if isinstance(mod, nn.Conv2d):
+                    nn.init.kaiming_normal_(mod.weight)
         return retinanet.RetinaNet(backbone, 3, anchor_generator=anchor, head=head, score_thresh=0.0,
                                    detections_per_img=10, topk_candidates=50, **_det_kw())
 

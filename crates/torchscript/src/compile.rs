@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::graph_view::Graph;
 use crate::ivalue::{IValue, IntoArgs};
-use crate::module::Module;
+use crate::module::{Module, PreparedCall};
 
 /// Compiles TorchScript source (the Python subset `torch.jit.script` accepts) into a unit of
 /// functions.
@@ -33,6 +34,7 @@ pub fn compile_named(source: &str, file_name: &str) -> Result<CompilationUnit> {
 /// Compiles; `clean` runs PyTorch's cleanup passes on every graph once (as `torch.jit.script`
 /// does), otherwise graphs stay as the emitter made them.
 pub fn compile_with(source: &str, file_name: &str, clean: bool) -> Result<CompilationUnit> {
+    crate::libraries::ensure_registered();
     let src = ts_core::Source::new(source.to_string(), Some(file_name.to_string()), 1);
     let cu = ts_frontend::compile_source(&src)?;
     for f in cu.functions().into_iter().filter(|_| clean) {
@@ -112,6 +114,12 @@ impl Function {
         )?))
     }
 
+    /// Binds arguments once for repeated calls ([`PreparedCall::run`]): what benchmarks time.
+    pub fn prepare(&self, args: impl IntoArgs) -> Result<PreparedCall> {
+        let bound = crate::calling::bind(&self.schema_ref()?, args.into_args(), &[], false)?;
+        Ok(PreparedCall::new(self.f.clone(), bound))
+    }
+
     fn schema_ref(&self) -> Result<ts_core::FunctionSchema> {
         self.f.try_schema().ok_or_else(|| {
             Error::new(
@@ -161,6 +169,24 @@ impl Function {
             .map(|(_, t)| t.to_string())
             .collect::<Vec<_>>()
             .join(""))
+    }
+
+    /// The stored graph as a value ([`Graph`]: text, `dot`, SVG, interpreter code).
+    pub fn ir_graph(&self) -> Result<Graph> {
+        crate::graph_view::stored(&self.f, self.name())
+    }
+
+    /// The graph the executor runs for these arguments, after its optimization passes
+    /// (PyTorch's `torch.jit.last_executed_optimized_graph()` after such a call).
+    pub fn optimized_graph(&self, args: impl IntoArgs) -> Result<Graph> {
+        let bound = crate::calling::bind(&self.schema_ref()?, args.into_args(), &[], false)?;
+        crate::graph_view::optimized(&self.f, self.name(), &bound)
+    }
+
+    /// An HTML page with the graph after every optimization pass run for these arguments.
+    pub fn pass_report(&self, args: impl IntoArgs, title: &str) -> Result<String> {
+        let bound = crate::calling::bind(&self.schema_ref()?, args.into_args(), &[], false)?;
+        crate::graph_view::pass_report(&self.f, title, &bound)
     }
 
     /// The interpreter instructions the function runs (`tsrs graph --code`).

@@ -35,6 +35,8 @@ pub struct Error {
     exception: String,
     message: String,
     traceback: Option<String>,
+    /// The last line as PyTorch's interpreter prints it, for errors with a traceback.
+    summary: Option<String>,
 }
 
 /// `Result` with this crate's [`Error`].
@@ -55,6 +57,7 @@ impl Error {
             exception: exception.to_string(),
             message: message.into(),
             traceback: None,
+            summary: None,
         }
     }
 
@@ -103,6 +106,7 @@ impl Error {
             exception: e.kind.name().to_string(),
             message: e.message,
             traceback: None,
+            summary: None,
         }
     }
 
@@ -113,24 +117,23 @@ impl Error {
             exception: e.kind.name().to_string(),
             message: e.message,
             traceback: None,
+            summary: None,
         }
     }
 }
 
 impl From<ts_runtime::ExecutionError> for Error {
     fn from(e: ts_runtime::ExecutionError) -> Error {
-        let full = e.to_string();
-        let tail = format!("{}: {}", e.error.kind.name(), e.error.message);
-        // The traceback is everything the interpreter printed before the final line.
-        let traceback = full
-            .strip_suffix(&tail)
-            .map(|t| t.trim_end().to_string())
-            .filter(|t| !t.is_empty());
+        // With a traceback, the last line is the interpreter's (`RuntimeError: ...` for
+        // operators, `builtins.ValueError: ...` for `raise`); the class stays the Python one.
+        let traceback = e.traceback_text();
+        let summary = traceback.as_ref().map(|_| e.summary_line());
         Error {
             kind: ErrorKind::Runtime,
             exception: e.error.kind.name().to_string(),
             message: e.error.message,
             traceback,
+            summary,
         }
     }
 }
@@ -157,6 +160,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(tb) = &self.traceback {
             writeln!(f, "{tb}")?;
+        }
+        if let Some(line) = &self.summary {
+            return f.write_str(line);
         }
         match self.kind {
             ErrorKind::Runtime | ErrorKind::Argument => {

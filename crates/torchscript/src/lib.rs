@@ -108,11 +108,16 @@
 //! * `ndarray`: `Tensor::from_ndarray`, `Tensor::to_ndarray` and zero-copy
 //!   `Tensor::with_ndarray_view`.
 
+pub mod autograd;
 mod calling;
 mod compile;
 pub mod data_files;
+pub mod dev;
 mod error;
+mod freeze;
+mod graph_view;
 mod ivalue;
+mod libraries;
 mod module;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
@@ -123,6 +128,8 @@ mod trace;
 
 pub use compile::{compile, compile_named, compile_with, CompilationUnit, Function};
 pub use error::{Error, ErrorKind, Result};
+pub use freeze::FreezeOptions;
+pub use graph_view::{Graph, GraphFormat};
 pub use ivalue::{IValue, IntoArgs, Object, Opaque};
 pub use module::{Method, Module, PreparedCall};
 pub use tensor::{DType, DataView, Device, Element, Tensor};

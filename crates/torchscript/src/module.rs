@@ -7,6 +7,7 @@ use ts_core::types::ClassMethod;
 use ts_core::Object as CoreObject;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::graph_view::Graph;
 use crate::ivalue::{IValue, IntoArgs};
 use crate::tensor::Tensor;
 
@@ -45,11 +46,14 @@ impl Module {
     /// Loads a `torch.jit.save` archive (also the PyTorch 1.0–1.2 `model.json` format).
     pub fn load(path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
+        crate::libraries::ensure_registered();
         let loaded = ts_serialize::load_script_module(path).map_err(|e| {
-            Error::new(
-                ErrorKind::Format,
-                format!("cannot load {}: {e}", path.display()),
-            )
+            // A file that cannot be opened is Python's OSError, as `torch.jit.load` raises.
+            let kind = match e {
+                ts_serialize::SerializeError::Io { .. } => ErrorKind::Io,
+                _ => ErrorKind::Format,
+            };
+            Error::new(kind, format!("cannot load {}: {e}", path.display()))
         })?;
         Ok(Module {
             obj: loaded.module,
@@ -59,6 +63,7 @@ impl Module {
 
     /// Loads an archive held in memory (no file system needed).
     pub fn load_bytes(bytes: &[u8]) -> Result<Module> {
+        crate::libraries::ensure_registered();
         let loaded = ts_serialize::load_script_module_bytes(bytes.to_vec())
             .map_err(|e| Error::new(ErrorKind::Format, format!("cannot load the archive: {e}")))?;
         Ok(Module {
@@ -426,10 +431,7 @@ impl Method {
             kwargs,
             true,
         )?);
-        Ok(PreparedCall {
-            method: self.clone(),
-            args: bound,
-        })
+        Ok(PreparedCall::new(self.method.clone(), bound))
     }
 
     /// The method's graph as PyTorch prints `module.graph` (with source comments).
@@ -443,6 +445,24 @@ impl Method {
         Ok(g.to_text(ts_ir::PrintOptions {
             source_comments: true,
         }))
+    }
+
+    /// The stored graph as a value ([`Graph`]: text, `dot`, SVG, interpreter code).
+    pub fn ir_graph(&self) -> Result<Graph> {
+        crate::graph_view::stored(self.function(), &self.name)
+    }
+
+    /// The graph the executor runs for these arguments (`self` is added), after its
+    /// optimization passes.
+    pub fn optimized_graph(&self, args: impl IntoArgs) -> Result<Graph> {
+        let call = self.prepare(args)?;
+        crate::graph_view::optimized(self.function(), &self.name, call.args())
+    }
+
+    /// An HTML page with the graph after every optimization pass run for these arguments.
+    pub fn pass_report(&self, args: impl IntoArgs, title: &str) -> Result<String> {
+        let call = self.prepare(args)?;
+        crate::graph_view::pass_report(self.function(), title, call.args())
     }
 
     /// The interpreter instructions the method runs (`tsrs graph --code`).
@@ -508,23 +528,34 @@ impl std::fmt::Debug for Method {
     }
 }
 
-/// A method call with its arguments already bound: [`PreparedCall::run`] calls it again.
+/// A call with its arguments already bound (a method's or a function's):
+/// [`PreparedCall::run`] calls it again, without binding the arguments each time.
 pub struct PreparedCall {
-    method: Method,
+    function: Arc<dyn ClassMethod>,
     args: Vec<ts_core::IValue>,
 }
 
 impl PreparedCall {
+    pub(crate) fn new(function: Arc<dyn ClassMethod>, args: Vec<ts_core::IValue>) -> Self {
+        PreparedCall { function, args }
+    }
+
+    pub(crate) fn args(&self) -> &[ts_core::IValue] {
+        &self.args
+    }
+
     /// Runs the call (the arguments are reused; tensors are shared, not copied).
     pub fn run(&self) -> Result<IValue> {
         if crate::trace::is_tracing() {
             return Err(Error::new(
                 ErrorKind::Unsupported,
-                "calling a module method inside a trace is not supported: trace the module's \
+                "running a prepared call inside a trace is not supported: trace the \
                  computation, or call a compiled function (its graph is inlined into the trace)",
             ));
         }
-        let out = ts_runtime::call_function(self.method.function(), self.args.clone())?;
+        let f = ts_ir::as_function(&self.function)
+            .unwrap_or_else(|| unreachable!("prepared calls are built from TorchScript functions"));
+        let out = ts_runtime::call_function(f, self.args.clone())?;
         Ok(IValue::from_core(out))
     }
 }

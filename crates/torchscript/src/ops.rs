@@ -23,6 +23,28 @@ pub fn call(name: &str, args: impl IntoArgs) -> Result<IValue> {
     call_with_kwargs(name, args, &[])
 }
 
+/// Every operator schema with a kernel, as PyTorch prints schemas (`tsrs ops`).
+pub fn implemented_schemas() -> Vec<String> {
+    crate::libraries::ensure_registered();
+    ts_ops::implemented_schemas()
+}
+
+/// The reason category of a PyTorch schema that is missing for no deeper reason than not being
+/// written yet (see [`missing_schemas`]).
+pub const NOT_YET_IMPLEMENTED: &str = ts_ops::coverage::NOT_YET_IMPLEMENTED;
+
+/// Every schema of PyTorch 2.15 without a kernel here, each with its reason category
+/// (`cuda-only`, `distributed`, [`NOT_YET_IMPLEMENTED`], ...).
+pub fn missing_schemas() -> Vec<(&'static str, &'static str)> {
+    crate::libraries::ensure_registered();
+    ts_ops::coverage::missing_schemas()
+}
+
+/// How many operator schemas PyTorch 2.15 has.
+pub fn total_schemas() -> usize {
+    ts_ops::schema_table::total_schemas()
+}
+
 /// [`call`] with keyword arguments (`dim`, `keepdim`, ...).
 pub fn call_with_kwargs(
     name: &str,

@@ -178,9 +178,11 @@ impl SourceRange {
     ///            ~ <--- HERE
     /// ```
     ///
-    /// Up to three lines of context are shown before and after the range.
+    /// Two lines of context are shown before the range and two after it (a blank last one
+    /// shows as nothing, as PyTorch's printer leaves it); on each line of the range the marker
+    /// starts at the first non-blank character.
     pub fn highlight(&self, out: &mut String) {
-        const CONTEXT: usize = 3;
+        const CONTEXT: usize = 2;
         let src = &self.source;
         let first = src.line_index(self.start);
         let last = src.line_index(self.end.saturating_sub(1).max(self.start));
@@ -190,26 +192,43 @@ impl SourceRange {
             src.filename().unwrap_or("<string>"),
             line_no
         ));
-        let ctx_start = first.saturating_sub(CONTEXT);
-        let ctx_end = (last + CONTEXT).min(src.num_lines() - 1);
-        for li in ctx_start..=ctx_end {
+        for li in first.saturating_sub(CONTEXT)..first {
+            out.push_str(src.line_text(li));
+            out.push('\n');
+        }
+        for li in first..=last {
             let line = src.line_text(li);
             out.push_str(line);
             out.push('\n');
-            if li >= first && li <= last {
-                let ls = src.line_starts[li];
-                let from = if li == first { self.start - ls } else { 0 };
-                let to = if li == last {
-                    (self.end - ls).min(line.len())
-                } else {
-                    line.len()
-                };
-                let mut marker = " ".repeat(from);
-                marker.push_str(&"~".repeat(to.saturating_sub(from).max(1)));
-                if li == last {
-                    marker.push_str(" <--- HERE");
-                }
-                out.push_str(&marker);
+            let ls = src.line_starts[li];
+            let from = if li == first { self.start - ls } else { 0 };
+            let to = if li == last {
+                (self.end - ls).min(line.len())
+            } else {
+                line.len()
+            };
+            // Blanks (and, on the first line, what precedes the range) are not underlined.
+            let lead = if li == first {
+                from
+            } else {
+                line.len() - line.trim_start_matches(' ').len()
+            };
+            if to > lead {
+                out.push_str(&" ".repeat(lead));
+                out.push_str(&"~".repeat(to - lead));
+                out.push_str(if li == last { " <--- HERE\n" } else { "\n" });
+            } else if li == last {
+                out.push_str(&" ".repeat(lead));
+                out.push_str("~ <--- HERE\n");
+            }
+        }
+        let after: Vec<&str> = (last + 1..(last + 1 + CONTEXT).min(src.num_lines()))
+            .map(|li| src.line_text(li))
+            .collect();
+        let after = after.join("\n");
+        if !after.is_empty() {
+            out.push_str(&after);
+            if !after.ends_with('\n') {
                 out.push('\n');
             }
         }

@@ -458,6 +458,28 @@ impl Graph {
         }
     }
 
+    /// Reorders `n`'s inputs: input `i` becomes the one that was at `perm[i]`.
+    pub fn permute_inputs(&mut self, n: NodeId, perm: &[usize]) {
+        let old = self.nodes[n.idx()].inputs.to_vec();
+        debug_assert_eq!(perm.len(), old.len());
+        self.remove_all_inputs(n);
+        for &i in perm {
+            self.add_input(n, old[i]);
+        }
+    }
+
+    /// Reorders `n`'s outputs: output `i` becomes the one that was at `perm[i]` (uses follow
+    /// their values).
+    pub fn permute_outputs(&mut self, n: NodeId, perm: &[usize]) {
+        let old = self.nodes[n.idx()].outputs.clone();
+        debug_assert_eq!(perm.len(), old.len());
+        let new: SmallVec<[ValueId; 2]> = perm.iter().map(|&i| old[i]).collect();
+        for (k, &v) in new.iter().enumerate() {
+            self.values[v.idx()].offset = k;
+        }
+        self.nodes[n.idx()].outputs = new;
+    }
+
     /// Appends an output of type `ty` to `n`.
     pub fn add_output(&mut self, n: NodeId, ty: TypeRef) -> ValueId {
         let off = self.nodes[n.idx()].outputs.len();

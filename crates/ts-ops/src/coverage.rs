@@ -92,6 +92,7 @@ mod tests {
     fn every_rule_is_well_formed_and_used() {
         let cats = [
             "jit-internal",
+            "compiler",
             "needs-python",
             "cuda-only",
             "other-backend",
@@ -117,6 +118,7 @@ mod tests {
         assert_eq!(missing_reason("c10d::allreduce_"), "distributed");
         assert_eq!(missing_reason("aten::_sparse_mm"), "sparse");
         assert_eq!(missing_reason("prim::Guard"), "jit-internal");
+        assert_eq!(missing_reason("aten::wait"), "compiler");
         assert_eq!(missing_reason("aten::some_future_op"), NOT_YET_IMPLEMENTED);
     }
 }

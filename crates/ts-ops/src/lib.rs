@@ -9,6 +9,7 @@ pub mod matching;
 pub mod numbers;
 pub mod optimizer_ops;
 pub mod prim;
+pub mod quantized;
 pub mod registry;
 pub mod schema_table;
 pub mod stack;
@@ -34,6 +35,7 @@ pub fn register_builtins(r: &Registry) {
     tensor_ops::register(r);
     autograd::api::register(r);
     upgraders::register(r);
+    quantized::register(r);
 }
 
 /// The schemas of every implemented operator (the coverage table of `tsrs ops`).

@@ -83,15 +83,11 @@ pub fn register(r: &Registry) {
     reg(r, "prim::RaiseException", |s| {
         let cls = pop_opt_str(s)?;
         let msg = pop_str(s)?;
-        let kind = cls
-            .as_deref()
-            .map(|c| error_kind_for_class(c))
-            .unwrap_or(ErrorKind::Exception);
-        let shown = match (&cls, kind) {
-            (Some(c), ErrorKind::Exception) => format!("{c}: {msg}"),
-            _ => msg.to_string(),
-        };
-        Err(Error::new(kind, shown))
+        // Without a class (what `assert` emits) PyTorch raises a plain RuntimeError.
+        Err(match cls.as_deref() {
+            Some(c) => Error::raised(error_kind_for_class(c), c, msg.to_string()),
+            None => Error::new(ErrorKind::Exception, msg.to_string()),
+        })
     });
     reg(r, "prim::Uninitialized", |s| {
         s.push(IValue::Uninitialized);

@@ -367,7 +367,11 @@ impl AliasDb {
             }
             return;
         }
-        if k == prim::TupleConstruct || k == prim::ListConstruct || k == prim::DictConstruct {
+        if k == prim::TupleConstruct {
+            self.analyze_tuple_construct(g, n);
+            return;
+        }
+        if k == prim::ListConstruct || k == prim::DictConstruct {
             self.analyze_container_construct(g, n);
             return;
         }
@@ -389,6 +393,9 @@ impl AliasDb {
                         return;
                     }
                 }
+            }
+            if k == prim::TupleUnpack || k == prim::TupleIndex {
+                self.point_to_tuple_elements(g, ins[0], &outs);
             }
             for &o in &outs {
                 self.set_wildcard(g, o);
@@ -534,6 +541,41 @@ impl AliasDb {
         }
         for &o in node.outputs() {
             self.set_wildcard(g, o);
+        }
+    }
+
+    /// A tuple holds its elements themselves, as PyTorch's `analyzeTupleConstruct` has it
+    /// (lists and dicts make theirs wildcards): a value that only went into a returned tuple
+    /// does not alias every wildcard, so CSE may still merge views of the graph's inputs.
+    fn analyze_tuple_construct(&mut self, g: &Graph, n: NodeId) {
+        let node = g.node(n);
+        let tuple = node.output(0);
+        if !AliasDb::is_mutable(g, tuple) {
+            return;
+        }
+        self.give_fresh_alias(g, tuple, false);
+        for &v in node.inputs() {
+            self.add_to_contained(g, v, tuple);
+        }
+    }
+
+    /// What comes out of a tuple may be any element it holds (besides being a wildcard, as
+    /// for every extractor): writes through it then reach those elements.
+    fn point_to_tuple_elements(&mut self, g: &Graph, tuple: ValueId, outs: &[ValueId]) {
+        let Some(&te) = self.element_of.get(&tuple) else {
+            return;
+        };
+        let held = self.elements[te].contained.clone();
+        for &o in outs {
+            if !AliasDb::is_mutable(g, o) {
+                continue;
+            }
+            let oe = self.element(g, o);
+            for &c in &held {
+                if c != oe && !self.elements[oe].points_to.contains(&c) {
+                    self.elements[oe].points_to.push(c);
+                }
+            }
         }
     }
 

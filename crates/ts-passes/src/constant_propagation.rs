@@ -312,7 +312,22 @@ pub fn run_node_if_inputs_are_constant(g: &Graph, n: NodeId) -> Option<Vec<IValu
         }
         vec![IValue::dict(k.clone(), v.clone(), entries)]
     } else if kind == prim::unchecked_cast {
+        // A cast on a branch that never runs may see a constant of another type (a `bool`
+        // cast to `str` under `isinstance(x, str)`): folding it would give the users an input
+        // no overload accepts, so only values of the target type are folded.
+        let ty = out_ty?;
+        if !stack.iter().all(|v| v.is_instance_of(&ty)) {
+            return None;
+        }
         stack
+    } else if kind == prim::isinstance {
+        let types = match node.attr(Symbol::attr("types")) {
+            Some(ts_ir::AttributeValue::Types(t)) => t.clone(),
+            Some(ts_ir::AttributeValue::Type(t)) => vec![t.clone()],
+            _ => return None,
+        };
+        let v = stack.pop()?;
+        vec![IValue::Bool(types.iter().any(|t| v.is_instance_of(t)))]
     } else {
         let op = ts_ops::registry().match_node(g, n)?;
         if op.schema.is_vararg {
@@ -433,6 +448,23 @@ mod tests {
         FileCheck::new()
             .check("aten::zeros")
             .check_not("aten::add")
+            .run_graph(&g)
+            .unwrap();
+    }
+
+    #[test]
+    fn folds_isinstance_before_casting_a_constant_of_another_type() {
+        // `isinstance(x, str)` on a bool constant: the `str` branch is dead, and its cast must
+        // not hand a bool to `__contains__(str[], str)`.
+        let mut g = parse_ir(
+            "graph():\n  %b : bool = prim::Constant[value=0]()\n  %a : str = prim::Constant[value=\"a\"]()\n  %l : str[] = prim::ListConstruct(%a)\n  %i : bool = prim::isinstance[types=[str]](%b)\n  %r : bool = prim::If(%i)\n    block0():\n      %s : str = prim::unchecked_cast(%b)\n      %c : bool = aten::__contains__(%l, %s)\n      -> (%c)\n    block1():\n      -> (%b)\n  return (%r)\n",
+        )
+        .unwrap();
+        assert!(constant_propagation(&mut g));
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check_not("prim::isinstance")
+            .check_not("aten::__contains__")
             .run_graph(&g)
             .unwrap();
     }

@@ -6,6 +6,7 @@ pub mod add_if_then_else;
 pub mod alias_analysis;
 pub mod batch_mm;
 pub mod canonicalize_graph_fuser_ops;
+pub mod canonicalize_outputs;
 pub mod common_subexpression_elimination;
 pub mod concat_opt;
 pub mod constant_pooling;
@@ -56,6 +57,8 @@ pub fn run_cleanup_passes(g: &mut ts_ir::Graph) {
     eliminate_dead_code(g);
     constant_propagation_immutable_types(g);
     constant_pooling(g);
+    // For jitter: control-flow outputs in the order the program uses them.
+    canonicalize_outputs::canonicalize_outputs(g);
 }
 
 /// The passes needed before a graph can be interpreted, when optimization is off.

@@ -15,6 +15,10 @@ pub fn registered_passes() -> &'static [(&'static str, GraphPass)] {
     &[
         ("Inline", crate::inliner::inline_calls),
         (
+            "CanonicalizeOutputs",
+            crate::canonicalize_outputs::canonicalize_outputs,
+        ),
+        (
             "EliminateDeadCode",
             crate::dead_code_elimination::eliminate_dead_code,
         ),

@@ -101,7 +101,8 @@ pub fn html_report(title: &str, snapshots: &[PassSnapshot]) -> String {
                 '-' => "del",
                 _ => "ctx",
             };
-            let _ = writeln!(
+            // The spans are blocks: a newline after each would show as an empty line.
+            let _ = write!(
                 body,
                 "<span class=\"{class}\">{k} {}</span>",
                 html_escape(line)

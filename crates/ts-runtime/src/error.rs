@@ -48,8 +48,23 @@ impl ExecutionError {
     }
 }
 
-impl fmt::Display for ExecutionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl ExecutionError {
+    /// The last line PyTorch's interpreter prints: `builtins.ValueError: message` for an
+    /// exception a `raise` statement threw (the class it named), `RuntimeError: message` for
+    /// everything else — operators' failures included, whatever Python class they map to in
+    /// eager mode (a dictionary's missing key reads `RuntimeError: KeyError: key`).
+    pub fn summary_line(&self) -> String {
+        let e = &self.error;
+        match (&e.raised, e.kind) {
+            (Some(class), _) => format!("{class}: {}", e.message),
+            (None, ErrorKind::KeyError) => format!("RuntimeError: KeyError: {}", e.message),
+            (None, _) => format!("RuntimeError: {}", e.message),
+        }
+    }
+
+    /// The traceback PyTorch prints before the last line (frames with their highlighted
+    /// source, outermost first); `None` when no frame has a source location.
+    pub fn traceback_text(&self) -> Option<String> {
         let located: Vec<&TraceFrame> = self
             .traceback
             .iter()
@@ -61,31 +76,39 @@ impl fmt::Display for ExecutionError {
                 .message
                 .starts_with("The following operation failed")
         {
-            return write!(f, "{}: {}", self.error.kind.name(), self.error.message);
+            return None;
         }
-        writeln!(
-            f,
-            "The following operation failed in the TorchScript interpreter."
-        )?;
-        writeln!(f, "Traceback of TorchScript (most recent call last):")?;
+        let mut f = String::from(
+            "The following operation failed in the TorchScript interpreter.\n\
+             Traceback of TorchScript (most recent call last):\n",
+        );
         for t in located {
             if let Some(r) = &t.range {
                 let text = r.highlighted();
                 // Name the function on the `File` line, as PyTorch does.
                 let mut lines = text.lines();
                 if let Some(first) = lines.next() {
-                    writeln!(
-                        f,
-                        "{first}, in {}",
-                        t.function.rsplit('.').next().unwrap_or(&t.function)
-                    )?;
+                    let name = t.function.rsplit('.').next().unwrap_or(&t.function);
+                    f.push_str(&format!("{first}, in {name}\n"));
                 }
                 for l in lines {
-                    writeln!(f, "{l}")?;
+                    f.push_str(l);
+                    f.push('\n');
                 }
             }
         }
-        write!(f, "{}: {}", self.error.kind.name(), self.error.message)
+        Some(f.trim_end_matches('\n').to_string())
+    }
+}
+
+impl fmt::Display for ExecutionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.traceback_text() {
+            Some(tb) => write!(f, "{tb}\n{}", self.summary_line()),
+            // An error from outside any TorchScript frame (argument binding, a nested
+            // traceback already folded into the message) keeps its own class.
+            None => write!(f, "{}: {}", self.error.kind.name(), self.error.message),
+        }
     }
 }
 

@@ -146,7 +146,35 @@ fn a_raise_in_a_called_function_shows_both_frames() {
         text.contains("raise ValueError('x must not be positive')"),
         "{text}"
     );
-    assert!(text.ends_with("x must not be positive"), "{text}");
+    // A `raise` prints the class it named, qualified, as PyTorch does.
+    assert!(
+        text.ends_with("\nbuiltins.ValueError: x must not be positive"),
+        "{text}"
+    );
+}
+
+#[test]
+fn traceback_context_and_classes_match_pytorch() {
+    // Two lines of context before and after each frame's line; operators' failures end in
+    // `RuntimeError:` (a missing key as `RuntimeError: KeyError: key`).
+    let cu = compile(
+        "def g(x: List[int], i: int) -> int:\n    return x[i]\n\ndef user(x: int) -> int:\n    return x\n\ndef f(n: int) -> int:\n    return g([1, 2], n) + 1\n\ndef k(d: Dict[str, int]) -> int:\n    return d['missing']\n",
+    );
+    let e = call_function(&func(&cu, "f"), vec![IValue::Int(5)]).unwrap_err();
+    let text = e.to_string();
+    let expected_f = "  File \"prog.py\", line 8, in f\n\ndef f(n: int) -> int:\n    return g([1, 2], n) + 1\n           ~ <--- HERE\n\ndef k(d: Dict[str, int]) -> int:\n";
+    assert!(text.contains(expected_f), "{text}");
+    assert!(
+        text.ends_with("\nRuntimeError: list index out of range"),
+        "{text}"
+    );
+    let d = IValue::dict(ts_core::Type::string(), ts_core::Type::int(), vec![]);
+    let e = call_function(&func(&cu, "k"), vec![d]).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.ends_with("\nRuntimeError: KeyError: missing"),
+        "{text}"
+    );
 }
 
 #[test]

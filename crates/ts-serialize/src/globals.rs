@@ -16,6 +16,9 @@ pub enum KnownGlobal {
     RebuildTensor,
     /// `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata])`.
     RebuildTensorV2,
+    /// `torch._utils._rebuild_qtensor(storage, offset, size, stride, quantizer_params,
+    /// requires_grad, hooks)`: a quantized tensor.
+    RebuildQTensor,
     /// `torch._utils._rebuild_tensor_v3(storage, offset, size, stride, requires_grad, hooks, dtype[, metadata])`.
     RebuildTensorV3,
     /// `torch._utils._rebuild_parameter(data, requires_grad, hooks)`.
@@ -91,7 +94,7 @@ pub fn classify(global: &GlobalName) -> Option<KnownGlobal> {
         ("torch._utils", "_rebuild_parameter") => K::RebuildParameter,
         ("torch._utils", "_rebuild_parameter_with_state") => K::RebuildParameterWithState,
         ("torch._tensor", "_rebuild_from_type_v2") => K::RebuildFromTypeV2,
-        ("torch._utils", "_rebuild_qtensor") => K::UnsupportedTensor("quantized tensors"),
+        ("torch._utils", "_rebuild_qtensor") => K::RebuildQTensor,
         ("torch._utils", "_rebuild_sparse_tensor")
         | ("torch._utils", "_rebuild_sparse_csr_tensor") => K::UnsupportedTensor("sparse tensors"),
         ("torch._utils", "_rebuild_nested_tensor") => K::UnsupportedTensor("nested tensors"),
@@ -187,7 +190,7 @@ mod tests {
         );
         assert_eq!(
             g("torch._utils", "_rebuild_qtensor"),
-            Some(KnownGlobal::UnsupportedTensor("quantized tensors"))
+            Some(KnownGlobal::RebuildQTensor)
         );
         // `__torch__x` is not the `__torch__` namespace.
         assert_eq!(g("__torch__x", "M"), None);

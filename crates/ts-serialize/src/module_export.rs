@@ -41,6 +41,15 @@ pub fn save_script_module_bytes(module: &Arc<Object>, archive_name: &str) -> Res
     let mut classes = Vec::new();
     let mut seen = HashSet::new();
     collect_classes(&IValue::Object(module.clone()), &mut classes, &mut seen, 0);
+    if let Some(custom) = seen
+        .iter()
+        .find(|n| n.starts_with("__torch__.torch.classes."))
+    {
+        return Err(SerializeError::unsupported(
+            custom,
+            "saving objects of C++ custom classes (quantized packed parameters) is not supported",
+        ));
+    }
     let mut printer = PythonPrinter::new();
     printer
         .add_types(&classes)

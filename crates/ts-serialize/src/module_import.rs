@@ -59,13 +59,18 @@ pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>>
         let Some(qualifier) = qualifier_of(&record) else {
             continue;
         };
+        let text = archive.read_code(&record)?;
         if qualifier.starts_with("__torch__.torch.classes") {
+            // PyTorch writes an empty file per custom class namespace; the classes themselves
+            // are native (`ts_ops::quantized::packed`), and only those are known.
+            if text.trim().is_empty() {
+                continue;
+            }
             return Err(SerializeError::unsupported(
                 &record,
                 "custom C++ classes (torch.classes) cannot be loaded",
             ));
         }
-        let text = archive.read_code(&record)?;
         let debug_record = format!("{record}.debug_pkl");
         let source = if archive.archive().has_record(&debug_record) {
             let segments = read_debug_info(archive, &debug_record)?;
@@ -85,6 +90,11 @@ pub(crate) fn compile_sources(
     constants: Vec<IValue>,
 ) -> Result<Arc<CompilationUnit>> {
     let cu = CompilationUnit::new();
+    for name in ts_ops::quantized::packed::CUSTOM_CLASSES {
+        if let Some(t) = ts_ops::quantized::packed::custom_class_type(name) {
+            cu.register_type(name, t);
+        }
+    }
     ts_frontend::compile_archive_code(&cu, files, constants).map_err(|e| SerializeError::Code {
         record: "code/".to_string(),
         message: format!("the archive's code does not compile: {e}"),
@@ -232,6 +242,14 @@ impl ArchiveTypes for CompiledTypes {
     }
 
     fn build_object(&mut self, class: &Arc<ClassType>, state: IValue) -> Result<IValue> {
+        if ts_ops::quantized::packed::custom_class_type(&class.name).is_some() {
+            return ts_ops::quantized::packed::set_state(&class.name, state).map_err(|e| {
+                SerializeError::Runtime {
+                    record: "data.pkl".into(),
+                    message: format!("{}.__setstate__ failed: {e}", class.name),
+                }
+            });
+        }
         if class.find_method("__setstate__").is_some() {
             let slots = vec![IValue::None; class.num_attributes()];
             let obj = Arc::new(Object {

@@ -44,9 +44,10 @@ const TYPED_CLASSES: &[(&str, ElementKind)] = &[
         "ComplexDoubleStorage",
         ElementKind::Supported(DType::Complex128),
     ),
-    ("QUInt8Storage", ElementKind::Unsupported("quint8")),
-    ("QInt8Storage", ElementKind::Unsupported("qint8")),
-    ("QInt32Storage", ElementKind::Unsupported("qint32")),
+    // Quantized storages hold the integers of `_rebuild_qtensor` tensors.
+    ("QUInt8Storage", ElementKind::Supported(DType::UInt8)),
+    ("QInt8Storage", ElementKind::Supported(DType::Int8)),
+    ("QInt32Storage", ElementKind::Supported(DType::Int32)),
     ("QUInt4x2Storage", ElementKind::Unsupported("quint4x2")),
     ("QUInt2x4Storage", ElementKind::Unsupported("quint2x4")),
 ];

@@ -323,6 +323,11 @@ impl ValueWriter {
     /// `_rebuild_tensor_v3(..., OrderedDict(), torch.<dtype>)` over an `UntypedStorage`, as
     /// PyTorch writes them.
     fn tensor(&mut self, t: &Tensor) -> Result<()> {
+        if t.is_quantized() {
+            return Err(unsupported(
+                "saving quantized tensors (torch._utils._rebuild_qtensor is not written yet)",
+            ));
+        }
         let m = t.meta_snapshot();
         let v3 = typed_class_name(m.dtype).is_none();
         let n = if v3 { 7 } else { 6 };

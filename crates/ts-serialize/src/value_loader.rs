@@ -31,6 +31,7 @@ use crate::storage_kind::ElementKind;
 use crate::type_table::{annotation_str, is_subtype, TypeTable};
 use crate::type_tag::parse_type_tag;
 
+mod qtensor;
 mod tensors;
 
 use tensors::LoadedStorage;
@@ -533,6 +534,10 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
                 let t = self.rebuild_tensor(&known, args)?;
                 Ok(self.tensor(t))
             }
+            K::RebuildQTensor => {
+                let t = self.rebuild_qtensor(args)?;
+                Ok(self.tensor(t))
+            }
             K::RebuildParameter | K::RebuildParameterWithState => {
                 let [data, requires_grad, ..] = args else {
                     return Err(self.arity(g, "at least 2", args.len()));
@@ -576,6 +581,7 @@ impl<'t, 'h> ValueLoader<'t, 'h> {
                         | K::RebuildTensorV3
                         | K::RebuildParameter
                         | K::RebuildParameterWithState
+                        | K::RebuildQTensor
                         | K::UnsupportedTensor(_)
                 ) {
                     return Err(self.invalid(format!("{g}: {f} is not a tensor rebuild function")));

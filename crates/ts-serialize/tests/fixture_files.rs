@@ -9,7 +9,7 @@ use parking_lot::RwLock;
 use support::fixture;
 use ts_core::types::{ClassType, EnumType};
 use ts_core::{IValue, Type, TypeRef};
-use ts_serialize::{load_torch_save, ArchiveTypes, InferredClasses, ScriptArchive, SerializeError};
+use ts_serialize::{load_torch_save, ArchiveTypes, InferredClasses, ScriptArchive};
 use ts_tensor::{DType, Device, Storage, Tensor};
 
 fn load(name: &str) -> IValue {
@@ -299,13 +299,31 @@ fn getstate_objects_need_setstate() {
 }
 
 #[test]
-fn quantized_tensors_are_refused() {
-    let err = ScriptArchive::open(&fixture("torch/script_quantized.pt"))
+fn quantized_tensors_load() {
+    // `Quantized` holds `q = torch.quantize_per_tensor(..., 0.1, 0, torch.quint8)` of 2 elements.
+    let v = ScriptArchive::open(&fixture("torch/script_quantized.pt"))
         .unwrap()
         .load_data(&mut InferredClasses::default())
-        .unwrap_err();
-    assert!(matches!(err, SerializeError::Unsupported { .. }));
-    assert!(err.to_string().contains("quantized tensors"), "{err}");
+        .unwrap();
+    let IValue::Object(o) = v else {
+        panic!("expected a module object")
+    };
+    let slots = o.slots.read();
+    let q = slots
+        .iter()
+        .find_map(|s| match s {
+            IValue::Tensor(t) if t.is_quantized() => Some(t.clone()),
+            _ => None,
+        })
+        .expect("a quantized tensor attribute");
+    let quantizer = q.quantizer().unwrap();
+    assert_eq!(quantizer.dtype, ts_tensor::quantized::QDType::QUInt8);
+    assert_eq!(
+        quantizer.per_tensor("test").unwrap(),
+        (0.1, 0),
+        "per-tensor parameters"
+    );
+    assert_eq!(q.sizes().to_vec(), vec![2]);
 }
 
 #[test]

@@ -9,14 +9,28 @@ use ts_tensor::{DType, Scalar, Tensor};
 const N: usize = 4 << 20;
 const REPS: usize = 20;
 
-/// Best time of `REPS` runs of `f` after a warm-up run.
+/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`), 0 where unknown.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Best time of `REPS` runs of `f` after a warm-up run: wall time, or this thread's CPU time
+/// when `BENCH_CPU_TIME` is set (meaningful for one thread on a loaded machine).
 fn best(mut f: impl FnMut()) -> Duration {
     f();
+    let cpu = std::env::var_os("BENCH_CPU_TIME").is_some();
     (0..REPS)
         .map(|_| {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), thread_cpu_ns());
             f();
-            t.elapsed()
+            if cpu {
+                Duration::from_nanos(thread_cpu_ns() - c)
+            } else {
+                t.elapsed()
+            }
         })
         .min()
         .unwrap_or_default()
@@ -63,6 +77,21 @@ fn main() -> ts_tensor::Result<()> {
             let tanh_new = best(|| {
                 let _ = a.tanh();
             });
+            let sigmoid_new = best(|| {
+                let _ = a.sigmoid();
+            });
+            let exp_new = best(|| {
+                let _ = a.exp();
+            });
+            let log_new = best(|| {
+                let _ = a.log();
+            });
+            let gelu_new = best(|| {
+                let _ = a.gelu("none");
+            });
+            let add_scalar = best(|| {
+                let _ = a.add_scalar(Scalar::Float(0.5), Scalar::Int(1));
+            });
             let row = |name: &str, bytes: usize, d: Duration| {
                 println!(
                     "{name:<34} {threads:>8} {:>10.3} {:>10.2}",
@@ -76,6 +105,11 @@ fn main() -> ts_tensor::Result<()> {
             row("add, new output", 3 * bytes4, add_new);
             row("copy_ + tanh_ in place", 4 * bytes4, tanh_out);
             row("tanh, new output", 2 * bytes4, tanh_new);
+            row("sigmoid, new output", 2 * bytes4, sigmoid_new);
+            row("exp, new output", 2 * bytes4, exp_new);
+            row("log, new output", 2 * bytes4, log_new);
+            row("gelu (erf), new output", 2 * bytes4, gelu_new);
+            row("add scalar, new output", 2 * bytes4, add_scalar);
             println!(
                 "{:<34} {threads:>8} {:>10} {:>9.0}%",
                 "add(out=) / plain copy bandwidth",

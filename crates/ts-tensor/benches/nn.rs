@@ -1,20 +1,37 @@
 //! Neural-network kernel throughput: float32 GEMM (`mm`) at 512/1024/2048 and a 3x3 convolution
 //! 64 -> 64 channels on 56x56 (batch 1, padding 1), with 1 thread and with all threads. Prints
 //! GFLOP/s (2 flops per multiply-add, best of several runs). Run with
-//! `cargo bench -p ts-tensor --bench nn`.
+//! `cargo bench -p ts-tensor --bench nn`; `NN_SIZES=256,1000` picks the square sizes,
+//! `BENCH_CPU_TIME=1` times by thread CPU time (for 1-thread numbers on a loaded machine).
 
 use std::time::{Duration, Instant};
 
 use ts_tensor::{conv2d, ConvPadding, Tensor};
 
-/// Best time of `reps` runs of `f` after a warm-up run.
+/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`), 0 where unknown.
+/// Unlike wall time it does not count time spent waiting for a core, so single-thread numbers
+/// stay meaningful while other processes load the machine.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Best time of `reps` runs of `f` after a warm-up run: wall time, or this thread's CPU time
+/// when `BENCH_CPU_TIME` is set (meaningful for one thread only).
 fn best(reps: usize, mut f: impl FnMut()) -> Duration {
     f();
+    let cpu = std::env::var_os("BENCH_CPU_TIME").is_some();
     (0..reps)
         .map(|_| {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), thread_cpu_ns());
             f();
-            t.elapsed()
+            if cpu {
+                Duration::from_nanos(thread_cpu_ns() - c)
+            } else {
+                t.elapsed()
+            }
         })
         .min()
         .unwrap_or_default()
@@ -40,7 +57,11 @@ fn main() -> ts_tensor::Result<()> {
     );
     for &threads in &counts {
         ts_tensor::set_num_threads(threads);
-        for n in [512i64, 1024, 2048] {
+        let sizes: Vec<i64> = std::env::var("NN_SIZES")
+            .ok()
+            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+            .unwrap_or_else(|| vec![512, 1024, 2048]);
+        for &n in &sizes {
             let a = filled(&[n, n])?;
             let b = filled(&[n, n])?;
             let reps = if n >= 2048 { 3 } else { 10 };

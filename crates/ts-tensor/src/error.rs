@@ -44,6 +44,9 @@ impl ErrorKind {
 pub struct Error {
     pub kind: ErrorKind,
     pub message: String,
+    /// The class a TorchScript `raise` statement named (`builtins.ValueError`); `None` for
+    /// failures of operators, which the interpreter reports as `RuntimeError`s as PyTorch does.
+    pub raised: Option<String>,
 }
 
 impl Error {
@@ -52,6 +55,7 @@ impl Error {
         Error {
             kind: ErrorKind::RuntimeError,
             message: message.into(),
+            raised: None,
         }
     }
 
@@ -60,6 +64,17 @@ impl Error {
         Error {
             kind,
             message: message.into(),
+            raised: None,
+        }
+    }
+
+    /// The exception a TorchScript `raise` statement throws: of class `class` (qualified, as
+    /// `builtins.ValueError`), which maps to `kind`.
+    pub fn raised(kind: ErrorKind, class: &str, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+            raised: Some(class.to_string()),
         }
     }
 }

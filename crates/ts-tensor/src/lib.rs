@@ -20,6 +20,7 @@ pub mod ops;
 pub mod overlap;
 pub mod print;
 pub mod promote;
+pub mod quantized;
 pub mod scalar;
 pub mod shape;
 pub mod storage;

@@ -1,6 +1,6 @@
 //! Reference-counted, untyped tensor memory shared by every view of it.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -28,7 +28,8 @@ struct StorageImpl {
 impl Drop for StorageImpl {
     fn drop(&mut self) {
         if self.owner.is_none() && self.layout.size() != 0 {
-            // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` and is freed only here.
+            // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` or `alloc(self.layout)`
+            // and is freed only here.
             unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
         }
     }
@@ -51,6 +52,17 @@ pub struct Storage {
 impl Storage {
     /// Zero-filled storage of `nbytes` bytes on `device` (only the CPU allocates today).
     pub fn zeroed(nbytes: usize, device: Device) -> Result<Storage> {
+        Storage::allocate(nbytes, device, true)
+    }
+
+    /// Storage of `nbytes` bytes whose contents are not initialized, for kernels that write
+    /// every byte before anything reads it (a fresh elementwise output): skips `zeroed`'s serial
+    /// memset of the whole buffer. Callers must not expose it before it is fully written.
+    pub(crate) fn uninit(nbytes: usize, device: Device) -> Result<Storage> {
+        Storage::allocate(nbytes, device, false)
+    }
+
+    fn allocate(nbytes: usize, device: Device, zero: bool) -> Result<Storage> {
         if device != Device::Cpu {
             return Err(Error::runtime(format!(
                 "tensors on device '{device}' are not supported: this build has no CUDA backend"
@@ -68,8 +80,16 @@ impl Storage {
             NonNull::new(ALIGN as *mut u8).ok_or_else(oom)?
         } else {
             // SAFETY: the layout has a non-zero size. Zeroed allocation lets the system hand out
-            // fresh zero pages without writing them.
-            NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or_else(oom)?
+            // fresh zero pages without writing them; uninitialized memory is only handed to
+            // callers that overwrite it (see `uninit`).
+            NonNull::new(unsafe {
+                if zero {
+                    alloc_zeroed(layout)
+                } else {
+                    alloc(layout)
+                }
+            })
+            .ok_or_else(oom)?
         };
         Ok(Storage {
             inner: Arc::new(StorageImpl {

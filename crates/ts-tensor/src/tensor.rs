@@ -71,6 +71,8 @@ struct TensorImpl {
     nested: Option<Box<[i64]>>,
     /// Autograd history and `.grad` (see [`crate::autograd`]); `None` for plain tensors.
     autograd: parking_lot::Mutex<Option<Box<crate::autograd::AutogradMeta>>>,
+    /// For a quantized tensor: how its integer elements map to real values (see `quantized/`).
+    quantizer: Option<Arc<crate::quantized::Quantizer>>,
 }
 
 /// A tensor. Cloning the handle aliases: both clones are the same tensor, as Python references
@@ -168,6 +170,7 @@ impl Tensor {
                 meta: RwLock::new(meta),
                 nested: None,
                 autograd: parking_lot::Mutex::new(None),
+                quantizer: None,
             }),
         }
     }
@@ -191,6 +194,7 @@ impl Tensor {
                 meta: RwLock::new(meta),
                 nested: Some(lengths.into_boxed_slice()),
                 autograd: parking_lot::Mutex::new(None),
+                quantizer: None,
             }),
         })
     }
@@ -198,6 +202,32 @@ impl Tensor {
     /// The sequence lengths of a nested tensor; `None` for an ordinary (strided) tensor.
     pub fn nested_lengths(&self) -> Option<&[i64]> {
         self.inner.nested.as_deref()
+    }
+
+    /// A quantized tensor over the integer tensor `ints` (sharing its storage): element `i`
+    /// stands for `quantizer`'s real value of `ints[i]`. Callers check dtype and shape.
+    pub(crate) fn with_quantizer(
+        ints: &Tensor,
+        quantizer: Arc<crate::quantized::Quantizer>,
+    ) -> Tensor {
+        Tensor {
+            inner: Arc::new(TensorImpl {
+                meta: RwLock::new(ints.meta_snapshot()),
+                nested: None,
+                quantizer: Some(quantizer),
+                autograd: parking_lot::Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The quantizer of a quantized tensor; `None` for an ordinary tensor.
+    pub fn quantizer(&self) -> Option<&Arc<crate::quantized::Quantizer>> {
+        self.inner.quantizer.as_ref()
+    }
+
+    /// Whether this is a quantized tensor (`Tensor.is_quantized`).
+    pub fn is_quantized(&self) -> bool {
+        self.inner.quantizer.is_some()
     }
 
     /// Whether this is a nested tensor (`Tensor.is_nested`).

@@ -10,7 +10,7 @@ mod numpy_interop;
 mod tensor;
 mod tracing;
 
-use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
@@ -26,6 +26,19 @@ fn load(py: Python<'_>, f: &Bound<'_, PyAny>) -> PyResult<PyScriptModule> {
         py.detach(move || torchscript::Module::load_bytes(&bytes))
     } else {
         let path: std::path::PathBuf = f.extract()?;
+        // torch.jit.load's own checks, before any reading.
+        if !path.exists() {
+            return Err(PyValueError::new_err(format!(
+                "The provided filename {} does not exist",
+                path.display()
+            )));
+        }
+        if path.is_dir() {
+            return Err(PyValueError::new_err(format!(
+                "The provided filename {} is a directory",
+                path.display()
+            )));
+        }
         py.detach(move || torchscript::Module::load(path))
     }
     .map_err(err)?;
@@ -128,15 +141,37 @@ fn is_tracing() -> bool {
     torchscript::is_tracing()
 }
 
-/// `torch.jit.freeze`: not available until the freezing pass exists in torchscript-rs.
+/// `torch.jit.freeze(module, preserved_attrs=None, optimize_numerics=True)`: a frozen copy
+/// (attributes inlined as constants, calls inlined, batch norms folded into convolutions).
 #[pyfunction]
-#[pyo3(signature = (module, preserved_attrs = None))]
-fn freeze(module: &Bound<'_, PyAny>, preserved_attrs: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let _ = (module, preserved_attrs);
-    Err(PyNotImplementedError::new_err(
-        "tsrs.freeze: the freezing pass (inlining attributes and folding parameters as \
-         torch.jit.freeze does) is not implemented in torchscript-rs yet",
-    ))
+#[pyo3(signature = (module, preserved_attrs = None, optimize_numerics = true))]
+fn freeze(
+    module: &PyScriptModule,
+    preserved_attrs: Option<Vec<String>>,
+    optimize_numerics: bool,
+) -> PyResult<PyScriptModule> {
+    let opts = torchscript::FreezeOptions {
+        preserved_attrs: preserved_attrs.unwrap_or_default(),
+        optimize_numerics,
+    };
+    Ok(PyScriptModule {
+        module: module.module.freeze(&opts).map_err(errors::to_py)?,
+    })
+}
+
+/// `torch.jit.optimize_for_inference(module, other_methods=None)`: freezes the module unless
+/// it is frozen, then applies the inference rewrites.
+#[pyfunction]
+#[pyo3(signature = (module, other_methods = None))]
+fn optimize_for_inference(
+    module: &PyScriptModule,
+    other_methods: Option<Vec<String>>,
+) -> PyResult<PyScriptModule> {
+    let m = module
+        .module
+        .optimize_for_inference(&other_methods.unwrap_or_default())
+        .map_err(errors::to_py)?;
+    Ok(PyScriptModule { module: m })
 }
 
 #[pymodule]
@@ -160,6 +195,7 @@ fn _tsrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(freeze, m)?)?;
+    m.add_function(wrap_pyfunction!(optimize_for_inference, m)?)?;
     m.add_function(wrap_pyfunction!(tracing::_trace, m)?)?;
     use ts_tensor::DType;
     for (name, d) in [

@@ -61,9 +61,29 @@ def test_corrupt_archive_is_an_error(tmp_path):
     with pytest.raises(Exception) as e:
         tsrs.load(str(p))
     assert str(e.value)
-    with pytest.raises(Exception) as e:
+    # torch.jit.load raises ValueError for a path that does not exist or is a directory.
+    with pytest.raises(ValueError, match="missing.pt does not exist"):
         tsrs.load(str(tmp_path / "missing.pt"))
-    assert "missing.pt" in str(e.value)
+    with pytest.raises(ValueError, match="is a directory"):
+        tsrs.load(str(tmp_path))
+
+
+def test_freeze_folds_and_keeps_the_output(conformance):
+    cases, torchsave = conformance
+    d = cases / "modules_scripted__small_cnn_conv_bn_pool"
+    case = json.loads((d / "case.json").read_text())
+    inputs = torchsave.load(d / "inputs.pt")
+    m = tsrs.load(str(d / "model.pt"))
+    frozen = tsrs.freeze(m)
+    # Parameters became constants: no attribute reads are left, batch norm folded away.
+    assert "prim::GetAttr" not in frozen.graph
+    assert "batch_norm" not in frozen.graph
+    check(frozen(*inputs), torchsave.load(d / "expected.pt"), case)
+    # The original is untouched, and freezing a frozen module is a no-op.
+    assert "prim::GetAttr" in m.graph
+    assert tsrs.freeze(frozen).graph == frozen.graph
+    fast = tsrs.optimize_for_inference(m)
+    check(fast(*inputs), torchsave.load(d / "expected.pt"), case)
 
 
 def test_runtime_error_carries_torchscript_traceback():

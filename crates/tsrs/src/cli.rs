@@ -149,6 +149,20 @@ enum Command {
 #[derive(Debug)]
 pub struct CliError(pub String);
 
+/// A library error as the CLI prints it: exceptions raised by TorchScript code (and argument
+/// mismatches) as PyTorch prints them — traceback, then `Class: message`; compilation errors
+/// as the `RuntimeError` PyTorch raises; anything else after `error:`.
+impl From<torchscript::Error> for CliError {
+    fn from(e: torchscript::Error) -> Self {
+        use torchscript::ErrorKind;
+        CliError(match e.kind() {
+            ErrorKind::Runtime | ErrorKind::Argument => e.to_string(),
+            ErrorKind::Compile => format!("RuntimeError: {}", e.message()),
+            _ => format!("error: {}", e.message()),
+        })
+    }
+}
+
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
@@ -183,11 +197,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             output,
             no_grad,
         } => {
-            let _mode = no_grad.then(ts_tensor::autograd::GradModeGuard::no_grad);
-            let mut args = match inputs {
-                Some(p) => crate::run_command::read_inputs(&p)?,
-                None => Vec::new(),
-            };
+            let _mode = no_grad.then(torchscript::autograd::no_grad);
+            let mut args = crate::run_command::read_optional_inputs(inputs.as_deref())?;
             args.extend(crate::run_command::random_inputs(&random, seed)?);
             crate::run_command::run(&program, &entry, args, output.as_deref())
         }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use ts_passes::freeze_module::{freeze_module, optimize_for_inference, FreezeOptions};
+use torchscript::FreezeOptions;
 
 use crate::cli::CliError;
 
@@ -21,29 +21,21 @@ pub struct FreezeRequest<'a> {
 
 /// `tsrs freeze`.
 pub fn freeze(req: FreezeRequest<'_>) -> Result<(), CliError> {
-    if !crate::model::is_archive(req.input) {
+    if !crate::program::is_archive(req.input) {
         return Err(CliError(format!(
             "error: {} is not a saved module (.pt): only modules can be frozen",
             req.input.display()
         )));
     }
-    let m = crate::model::load(req.input)?;
-    let opts = FreezeOptions {
+    let m = crate::program::load_module(req.input)?;
+    let frozen = m.freeze(&FreezeOptions {
         preserved_attrs: req.preserve.to_vec(),
-        no_numerics: req.no_numerics,
-    };
-    let frozen = if ts_passes::freeze_module::is_frozen(&m.module) {
-        m.module.clone()
-    } else {
-        freeze_module(&m.module, &opts)
-            .map_err(|e| CliError(format!("{}: {}", e.kind.name(), e.message)))?
-    };
-    let frozen = if req.optimize_for_inference {
-        optimize_for_inference(&frozen, req.preserve)
-            .map_err(|e| CliError(format!("{}: {}", e.kind.name(), e.message)))?
+        optimize_numerics: !req.no_numerics,
+    })?;
+    let out = if req.optimize_for_inference {
+        frozen.optimize_for_inference(req.preserve)?
     } else {
         frozen
     };
-    ts_serialize::save_script_module(&frozen, req.output)
-        .map_err(|e| CliError(format!("error: cannot save {}: {e}", req.output.display())))
+    Ok(out.save(req.output)?)
 }

@@ -4,10 +4,9 @@
 //! HTML page with the graph after every optimization pass and what each pass changed.
 
 use std::path::Path;
-use ts_core::IValue;
-use ts_passes::PassManager;
 
-use crate::cli::CliError;
+use crate::cli::{emit, CliError};
+use crate::program::Program;
 
 /// How `tsrs graph` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -22,6 +21,17 @@ pub enum GraphFormat {
     Html,
 }
 
+impl From<GraphFormat> for torchscript::GraphFormat {
+    fn from(f: GraphFormat) -> Self {
+        match f {
+            GraphFormat::Text => torchscript::GraphFormat::Text,
+            GraphFormat::Dot => torchscript::GraphFormat::Dot,
+            GraphFormat::Svg => torchscript::GraphFormat::Svg,
+            GraphFormat::Html => torchscript::GraphFormat::Html,
+        }
+    }
+}
+
 /// What `tsrs graph` was asked.
 pub struct GraphRequest<'a> {
     pub program: &'a Path,
@@ -33,95 +43,25 @@ pub struct GraphRequest<'a> {
     pub format: GraphFormat,
 }
 
-/// Runs `with` on the function `entry` names and the arguments to call it with (`self` first
-/// for a method of a saved module, which stays loaded meanwhile).
-fn with_function<R>(
-    program: &Path,
-    entry: &str,
-    inputs: Option<&Path>,
-    with: impl FnOnce(&ts_ir::Function, Vec<IValue>) -> Result<R, CliError>,
-) -> Result<R, CliError> {
-    let args = match inputs {
-        Some(p) => crate::run_command::read_inputs(p)?,
-        None => Vec::new(),
-    };
-    let bind = |f: &ts_ir::Function, args: Vec<IValue>, method: bool| {
-        let schema = f
-            .try_schema()
-            .ok_or_else(|| CliError(format!("error: '{entry}' has no schema")))?;
-        ts_runtime::bind_arguments(&schema, args, method)
-            .map_err(|e| CliError(format!("{}: {}", e.kind.name(), e.message)))
-    };
-    if crate::model::is_archive(program) {
-        let m = crate::model::load(program)?;
-        let (obj, method) = crate::model::resolve_method_path(&m.module, entry)?;
-        let mm = obj.class.find_method(&method).ok_or_else(|| {
-            CliError(format!(
-                "error: '{}' has no method '{method}'",
-                obj.class.name
-            ))
-        })?;
-        let f = ts_ir::as_function(&mm)
-            .ok_or_else(|| CliError(format!("error: '{method}' is not a TorchScript method")))?;
-        let mut args = bind(f, args, true)?;
-        args.insert(0, IValue::Object(obj.clone()));
-        return with(f, args);
-    }
-    let f = crate::program::find_entry(program, entry)?;
-    let args = bind(&f, args, false)?;
-    with(&f, args)
-}
-
 /// `tsrs graph`.
 pub fn graph(req: GraphRequest<'_>) -> Result<(), CliError> {
     let wants_pipeline = req.optimized || req.inputs.is_some() || req.format == GraphFormat::Html;
-    if !wants_pipeline {
-        let g = crate::program::entry_graph(req.program, req.entry, req.raw)?;
-        return print_graph(&g, req.entry, req.code, req.format);
-    }
-    with_function(req.program, req.entry, req.inputs, |f, args| {
-        let ex = ts_runtime::executor_of(f).map_err(|e| CliError(format!("error: {e}")))?;
-        if req.format == GraphFormat::Html {
-            let mut pm = PassManager::new().record(true);
-            let opts = ts_passes::executor_pipeline::executor_options();
-            ex.optimized_graph(&args, opts, &mut pm);
+    let entry = Program::open(req.program, !req.raw)?.entry(req.entry, req.program)?;
+    let g = if wants_pipeline {
+        let args = crate::run_command::read_optional_inputs(req.inputs)?;
+        if req.format == GraphFormat::Html && !req.code {
             let title = format!("{} — {}", req.program.display(), req.entry);
-            crate::cli::emit(&ts_passes::pass_report::html_report(&title, pm.snapshots()));
+            emit(&entry.pass_report(args, &title)?);
             return Ok(());
         }
-        let plan = ex
-            .execution_plan(&args)
-            .map_err(|e| CliError(format!("error: {e}")))?;
-        print_graph(&plan.graph, req.entry, req.code, req.format)
-    })
-}
-
-fn print_graph(
-    g: &ts_ir::Graph,
-    entry: &str,
-    code: bool,
-    format: GraphFormat,
-) -> Result<(), CliError> {
-    if code {
-        let c = ts_runtime::Code::new(g, entry).map_err(|e| CliError(format!("error: {e}")))?;
-        crate::cli::emit(&c.to_string());
-        return Ok(());
-    }
-    let text = match format {
-        GraphFormat::Text => g.to_text(ts_ir::PrintOptions {
-            source_comments: true,
-        }),
-        GraphFormat::Dot => ts_ir::render::to_dot(g, entry),
-        GraphFormat::Svg => ts_ir::render::to_svg(g, &[]),
-        GraphFormat::Html => ts_passes::pass_report::html_report(
-            entry,
-            &[ts_passes::PassSnapshot {
-                pass: "Graph".into(),
-                changed: true,
-                graph: g.clone(),
-            }],
-        ),
+        entry.optimized_graph(args)?
+    } else {
+        entry.ir_graph()?
     };
-    crate::cli::emit(&text);
+    if req.code {
+        emit(&g.interpreter_code()?);
+    } else {
+        emit(&g.render(req.format.into()));
+    }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `tsrs`: the torchscript-rs command-line tool.
+//! `tsrs`: the torchscript-rs command-line tool, a thin layer over the `torchscript` crate
+//! (the library API users embed), so that everything it does is also available there.
 
 mod bench;
 mod cli;
@@ -18,8 +19,6 @@ use std::process::ExitCode;
 const STACK_BYTES: usize = 256 << 20;
 
 fn main() -> ExitCode {
-    // Operator libraries that saved models may call (`ops.torchvision.nms(...)`).
-    ts_torchvision::register_global();
     let worker = std::thread::Builder::new()
         .name("tsrs".into())
         .stack_size(STACK_BYTES)

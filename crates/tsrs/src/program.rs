@@ -1,80 +1,114 @@
-//! Commands on TorchScript source programs: `graph`.
+//! What a command runs on: a TorchScript source file (compiled to a unit of functions) or a
+//! `torch.jit.save` archive (loaded as a module), and the function or method `--entry` names.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use ts_core::Source;
-use ts_ir::CompilationUnit;
+use torchscript::{CompilationUnit, Function, Graph, IValue, Method, Module, PreparedCall};
 
 use crate::cli::{read_text, CliError};
 
-/// Compiles a source file into a unit.
-pub fn compile_file(path: &Path) -> Result<Arc<CompilationUnit>, CliError> {
-    compile_file_with(path, true)
+/// True when `path` names a saved archive rather than a source program.
+pub fn is_archive(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "pt" || e == "pth" || e == "zip")
 }
 
-/// Compiles a source file; `clean` runs PyTorch's cleanup passes on every graph (once).
-pub fn compile_file_with(path: &Path, clean: bool) -> Result<Arc<CompilationUnit>, CliError> {
-    let text = read_text(path)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string());
-    let src = Source::new(text, name, 1);
-    let cu =
-        ts_frontend::compile_source(&src).map_err(|e| CliError(format!("RuntimeError: {e}")))?;
-    // Keep the graphs PyTorch keeps after compiling: cleaned up.
-    for f in cu.functions().into_iter().filter(|_| clean) {
-        if let Some(g) = f.graph() {
-            let mut g = (*g).clone();
-            ts_passes::run_cleanup_passes(&mut g);
-            f.set_graph(g);
+/// Loads the archive at `path`.
+pub fn load_module(path: &Path) -> Result<Module, CliError> {
+    Ok(Module::load(path)?)
+}
+
+/// A loaded program: a saved module or a compiled source file.
+pub enum Program {
+    Module(Module),
+    Source(CompilationUnit),
+}
+
+impl Program {
+    /// Opens `path`; `clean` runs PyTorch's cleanup passes on a source file's graphs (saved
+    /// graphs are already clean: the passes are not idempotent).
+    pub fn open(path: &Path, clean: bool) -> Result<Program, CliError> {
+        if is_archive(path) {
+            return Ok(Program::Module(load_module(path)?));
+        }
+        let text = read_text(path)?;
+        let name = path
+            .file_name()
+            .map_or_else(|| "<file>".to_string(), |n| n.to_string_lossy().to_string());
+        let cu = torchscript::compile_with(&text, &name, clean)?;
+        Ok(Program::Source(cu))
+    }
+
+    /// The function `entry` names: a function of a source program, or a method of a saved
+    /// module's root (`forward`) or of a submodule (`encoder.layer0.forward`).
+    pub fn entry(&self, entry: &str, path: &Path) -> Result<Entry, CliError> {
+        match self {
+            Program::Module(m) => Ok(Entry::Method(m.method(entry)?)),
+            Program::Source(cu) => cu.function(entry).map(Entry::Function).map_err(|_| {
+                CliError(format!(
+                    "error: no function named '{entry}' in {}",
+                    path.display()
+                ))
+            }),
         }
     }
-    Ok(cu)
 }
 
-/// The function `entry` names: a function of a source program, or a method of a saved
-/// module's root (`forward`) or of a submodule (`encoder.layer0.forward`).
-pub fn find_entry(path: &Path, entry: &str) -> Result<Arc<ts_ir::Function>, CliError> {
-    find_entry_with(path, entry, true)
+/// A callable entry point: a module's method (called with its `self`) or a function.
+pub enum Entry {
+    Method(Method),
+    Function(Function),
 }
 
-/// [`find_entry`], optionally without the cleanup passes (source programs only).
-pub fn find_entry_with(
-    path: &Path,
-    entry: &str,
-    clean: bool,
-) -> Result<Arc<ts_ir::Function>, CliError> {
-    if crate::model::is_archive(path) {
-        let m = crate::model::load(path)?;
-        let (obj, method) = crate::model::resolve_method_path(&m.module, entry)?;
-        let mm = obj.class.find_method(&method).ok_or_else(|| {
-            CliError(format!(
-                "error: '{}' has no method '{method}'",
-                obj.class.name
-            ))
-        })?;
-        let f = ts_ir::as_function(&mm)
-            .ok_or_else(|| CliError(format!("error: '{method}' is not a TorchScript method")))?;
-        return m
-            .cu
-            .find_function(f.qualified_name())
-            .ok_or_else(|| CliError(format!("error: method '{method}' is not in the unit")));
+impl Entry {
+    /// Calls it with positional arguments.
+    pub fn call(&self, args: Vec<IValue>) -> Result<IValue, CliError> {
+        Ok(match self {
+            Entry::Method(m) => m.call(args)?,
+            Entry::Function(f) => f.call(args)?,
+        })
     }
-    let cu = compile_file_with(path, clean)?;
-    cu.find_function(entry).ok_or_else(|| {
-        CliError(format!(
-            "error: no function named '{entry}' in {}",
-            path.display()
-        ))
-    })
-}
 
-/// The graph PyTorch shows as `fn.graph` for `entry` (cleanup passes run unless `raw`).
-pub fn entry_graph(path: &Path, entry: &str, raw: bool) -> Result<ts_ir::Graph, CliError> {
-    // Stored graphs are already cleaned up (PyTorch's passes are not idempotent: constant
-    // pooling reverses the order of constants each time).
-    let f = find_entry_with(path, entry, !raw)?;
-    let g = f
-        .graph()
-        .ok_or_else(|| CliError(format!("error: function '{entry}' has no body")))?;
-    Ok((*g).clone())
+    /// Binds the arguments once for repeated calls.
+    pub fn prepare(&self, args: Vec<IValue>) -> Result<PreparedCall, CliError> {
+        Ok(match self {
+            Entry::Method(m) => m.prepare(args)?,
+            Entry::Function(f) => f.prepare(args)?,
+        })
+    }
+
+    /// A module whose `forward` is this function (a method is already in one).
+    pub fn into_module(self, class_name: &str) -> Result<Module, CliError> {
+        match self {
+            Entry::Function(f) => Ok(f.to_module(class_name)?),
+            Entry::Method(m) => Err(CliError(format!(
+                "error: '{}' is a method of a saved module: save the module itself",
+                m.name()
+            ))),
+        }
+    }
+
+    /// The stored graph.
+    pub fn ir_graph(&self) -> Result<Graph, CliError> {
+        Ok(match self {
+            Entry::Method(m) => m.ir_graph()?,
+            Entry::Function(f) => f.ir_graph()?,
+        })
+    }
+
+    /// The graph the executor runs for `args`.
+    pub fn optimized_graph(&self, args: Vec<IValue>) -> Result<Graph, CliError> {
+        Ok(match self {
+            Entry::Method(m) => m.optimized_graph(args)?,
+            Entry::Function(f) => f.optimized_graph(args)?,
+        })
+    }
+
+    /// The HTML report of every optimization pass for `args`.
+    pub fn pass_report(&self, args: Vec<IValue>, title: &str) -> Result<String, CliError> {
+        Ok(match self {
+            Entry::Method(m) => m.pass_report(args, title)?,
+            Entry::Function(f) => f.pass_report(args, title)?,
+        })
+    }
 }

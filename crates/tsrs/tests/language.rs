@@ -121,7 +121,7 @@ fn two_result_number_builtins() {
         vec![IValue::Int(1)],
     )
     .unwrap_err();
-    assert!(e.contains("ZeroDivisionError"), "{e}");
+    assert!(e.contains("RuntimeError:"), "{e}");
 }
 
 #[test]
@@ -154,7 +154,10 @@ fn del_deletes_each_list_and_dict_target() {
         vec![IValue::list(ts_core::Type::int(), vec![])],
     )
     .unwrap_err();
-    assert!(e.contains("IndexError"), "{e}");
+    assert!(
+        e.contains("RuntimeError:") && e.contains("out of range"),
+        "{e}"
+    );
     let e = run(
         "def f(x: List[int]):\n    del x[0:1]\n    return x\n",
         "f",

@@ -516,6 +516,12 @@ impl FunctionEmitter<'_> {
                         name: name.to_string(),
                     });
                 }
+                if let Some(op) = custom_class_method(&c.name, name) {
+                    return Ok(Sugared::Builtin {
+                        name: Symbol::new(op),
+                        self_val: Some(v),
+                    });
+                }
                 self.err(
                     range,
                     format!("'{}' object has no attribute or method '{name}'", c.name),
@@ -716,7 +722,16 @@ impl FunctionEmitter<'_> {
                 )?))
             }
             Sugared::Builtin { name, self_val } => {
-                let (pos, kw) = self.emit_args(args, kwargs)?;
+                let (mut pos, kw) = self.emit_args(args, kwargs)?;
+                // Custom-class methods bound to operators pass the object as the operator's
+                // first argument, which is not named `self` in those schemas.
+                let self_val = match self_val {
+                    Some(v) if self.is_custom_class_value(v) => {
+                        pos.insert(0, NamedValue::pos(v));
+                        None
+                    }
+                    other => other,
+                };
                 Ok(Sugared::Simple(
                     self.emit_builtin_call(range, name, pos, kw, self_val)?,
                 ))
@@ -1065,6 +1080,11 @@ impl FunctionEmitter<'_> {
     }
 
     /// A builtin operator call with PyTorch's overload resolution.
+    /// True when `v` is an object of a C++ custom class (`__torch__.torch.classes.*`).
+    fn is_custom_class_value(&self, v: ValueId) -> bool {
+        matches!(&**self.g.value(v).ty(), Type::Class(c) if c.name.starts_with("__torch__.torch.classes."))
+    }
+
     pub fn emit_builtin_call(
         &mut self,
         range: &SourceRange,
@@ -1073,7 +1093,14 @@ impl FunctionEmitter<'_> {
         kwargs: Vec<NamedValue>,
         self_val: Option<ValueId>,
     ) -> CResult<ValueId> {
-        let schemas = schemas_for(name.qualified());
+        let mut schemas = schemas_for(name.qualified());
+        if name.qualified() == "aten::stft" && self_val.is_none() {
+            // `torch.stft` is Python in PyTorch (torch/functional.py): it centre-pads the signal
+            // before calling the operator, which is the `.center` overload's behaviour. Calls
+            // with the operator's full positional form (archive code) cannot match it; the
+            // method `Tensor.stft` is the plain builtin, as in PyTorch.
+            schemas.sort_by_key(|s| s.overload_name != "center");
+        }
         let lib = super::library::builtin_overloads(name.qualified());
         let total = schemas.len() + lib.len();
         if total == 0 {
@@ -2862,6 +2889,22 @@ pub fn tuple_slice_indices(n: i64, start: Option<i64>, end: Option<i64>, step: i
         }
     }
     out
+}
+
+/// The operator behind a method of a C++ custom class that quantized models call
+/// (`Conv2dPackedParamsBase.unpack()` is `quantized::conv2d_unpack`), as PyTorch binds them.
+fn custom_class_method(class: &str, method: &str) -> Option<&'static str> {
+    let short = class.strip_prefix("__torch__.torch.classes.")?;
+    Some(match (short, method) {
+        ("quantized.Conv2dPackedParamsBase", "unpack") => "quantized::conv2d_unpack",
+        ("quantized.Conv2dPackedParamsBase", "stride") => "quantized::conv2d_stride",
+        ("quantized.Conv2dPackedParamsBase", "padding") => "quantized::conv2d_padding",
+        ("quantized.Conv2dPackedParamsBase", "dilation") => "quantized::conv2d_dilation",
+        ("quantized.Conv2dPackedParamsBase", "groups") => "quantized::conv2d_groups",
+        ("quantized.Conv2dPackedParamsBase", "transpose") => "quantized::conv2d_transpose",
+        ("quantized.LinearPackedParamsBase", "unpack") => "quantized::linear_unpack",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,9 @@ def _reduction_of(size_average: Optional[bool], reduce: Optional[bool], reductio
     return _reduction_enum(reduction)
 
 def _list_with_default(out_size: List[int], defaults: List[int]) -> List[int]:
-    # PyTorch's `aten::list_with_default`: sizes are ints in TorchScript (no None to fill).
+    # As TorchScript compiles PyTorch's helper: sizes are ints (no None to fill), the input's
+    # rank must exceed the output size's length.
+    assert len(defaults) > len(out_size)
     return out_size
 
 def _expand_size(size: Optional[int], dim: int) -> Optional[List[int]]:
@@ -85,9 +87,9 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
-        result = torch.hardtanh_(input, 0.0, 6.0)
+        result = torch.relu6_(input)
     else:
-        result = torch.hardtanh(input, 0.0, 6.0)
+        result = torch.relu6(input)
     return result
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -302,7 +304,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 # Normalization
 
 def layer_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, eps: float = 1e-05) -> Tensor:
-    return torch.layer_norm(input, normalized_shape, weight, bias, eps, False)
+    return torch.layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 def rms_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor] = None, eps: Optional[float] = None) -> Tensor:
     return torch.rms_norm(input, normalized_shape, weight, eps)
@@ -310,18 +312,18 @@ def rms_norm(input: Tensor, normalized_shape: List[int], weight: Optional[Tensor
 def group_norm(input: Tensor, num_groups: int, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, eps: float = 1e-05) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received {}".format(input.dim()))
-    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + input.size()[2:])
-    return torch.group_norm(input, num_groups, weight, bias, eps, False)
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return torch.group_norm(input, num_groups, weight, bias, eps, True)
 
 def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor], weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
     if training:
         _verify_batch_size(input.size())
-    return torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
+    return torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
 
 def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
     if use_input_stats:
         _verify_spatial_size(input.size())
-    return torch.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
+    return torch.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0) -> Tensor:
     dim = input.dim()

@@ -225,8 +225,9 @@ def shape(a: Tensor) -> List[int]:
 "#;
 
 /// Python functions of `torch` (`torch/functional.py`) that PyTorch compiles from source, as
-/// extra overloads of the builtin of the same name: `torch.norm` with a string order and
-/// `torch.tensordot` with `dims` as a count or a pair of lists.
+/// extra overloads of the builtin of the same name: `torch.norm` with a string order,
+/// `torch.tensordot` with `dims` as a count or a pair of lists and `torch.cdist` with a string
+/// `compute_mode`.
 const TORCH_OVERLOAD_SOURCE: &str = r#"
 def norm(self: Tensor, p: str = "fro", dim: Optional[List[int]] = None, keepdim: bool = False, out: Optional[Tensor] = None, dtype: Optional[int] = None) -> Tensor:
     if p == "fro":
@@ -253,6 +254,15 @@ def norm(self: Tensor, p: str, dim: int, keepdim: bool = False, out: Optional[Te
     if out is None:
         return torch.linalg.vector_norm(self, 2, [dim], keepdim, dtype=dtype)
     return torch.linalg.vector_norm(self, 2, [dim], keepdim, dtype=dtype, out=out)
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    if compute_mode == "use_mm_for_euclid_dist_if_necessary":
+        return torch.cdist(x1, x2, p, None)
+    if compute_mode == "use_mm_for_euclid_dist":
+        return torch.cdist(x1, x2, p, 1)
+    if compute_mode == "donot_use_mm_for_euclid_dist":
+        return torch.cdist(x1, x2, p, 2)
+    raise ValueError(compute_mode + " is not a valid value for compute_mode")
 
 def tensordot(a: Tensor, b: Tensor, dims: int = 2, out: Optional[Tensor] = None) -> Tensor:
     if dims < 0:
@@ -296,6 +306,7 @@ const OVERLOAD_NAMES: &[&str] = &[
     "floordiv",
     "norm",
     "tensordot",
+    "cdist",
 ];
 
 struct Library {

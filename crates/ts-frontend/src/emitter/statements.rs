@@ -549,8 +549,31 @@ impl FunctionEmitter<'_> {
         } else {
             (String::new(), IValue::str(format!("builtins.{base}")))
         };
-        let mut msg = self.constant(IValue::str(prefix));
-        for a in args {
+        // The message is the argument itself, as PyTorch emits it (`""` without one); an
+        // assertion's message gets its class as a prefix.
+        let mut msg = None;
+        if prefix.is_empty() {
+            if let Some(a) = args.first() {
+                let v = self.emit_expr(a, None)?;
+                msg = Some(if matches!(**self.g.value(v).ty(), Type::Str) {
+                    v
+                } else {
+                    self.emit_builtin_call(
+                        &a.range,
+                        Symbol::aten("str"),
+                        vec![NamedValue::pos(v)],
+                        vec![],
+                        None,
+                    )?
+                });
+            }
+        }
+        let rest = if msg.is_some() { &args[1..] } else { args };
+        let mut msg = match msg {
+            Some(m) => m,
+            None => self.constant(IValue::str(prefix)),
+        };
+        for a in rest {
             let mut v = self.emit_expr(a, None)?;
             if !matches!(**self.g.value(v).ty(), Type::Str) {
                 v = self.emit_builtin_call(

@@ -14,7 +14,10 @@ use crate::tensor_ops::def;
 
 /// Gradients seeded for `outputs`: the given ones, or ones for scalar outputs (PyTorch's
 /// "grad can be implicitly created only for scalar outputs" otherwise).
-fn seed(outputs: &[Tensor], given: Vec<Option<Tensor>>) -> Result<Vec<(Tensor, Tensor)>, Error> {
+pub fn seed(
+    outputs: &[Tensor],
+    given: Vec<Option<Tensor>>,
+) -> Result<Vec<(Tensor, Tensor)>, Error> {
     let mut v = Vec::new();
     for (i, t) in outputs.iter().enumerate() {
         let g = match given.get(i).cloned().flatten() {

@@ -318,6 +318,11 @@ fn register_activations(r: &Registry) {
     unary!(r, relu, silu, mish, selu, hardsigmoid, hardswish, relu6);
     def(r, "aten::log_sigmoid", |a| a.t(0)?.log_sigmoid());
     def(r, "aten::hardtanh", |a| a.t(0)?.hardtanh(a.s(1)?, a.s(2)?));
+    def(r, "aten::relu6_", |a| {
+        let t = a.t(0)?;
+        t.hardtanh_(0.0.into(), 6.0.into())?;
+        Ok(t.clone())
+    });
     def(r, "aten::hardtanh_", |a| {
         let t = a.t(0)?;
         t.hardtanh_(a.s(1)?, a.s(2)?)?;

@@ -2,7 +2,7 @@
 //! `nn.MultiheadAttention` / `nn.TransformerEncoderLayer`) and the nested-tensor operators of
 //! `nn.TransformerEncoder`'s fast path (a nested tensor is a padded tensor plus lengths).
 
-use ts_tensor::{EncoderLayerWeights, Error, Tensor};
+use ts_tensor::{DType, EncoderLayerWeights, Error, Scalar, Tensor};
 
 use super::def;
 use crate::registry::Registry;
@@ -32,8 +32,71 @@ fn repeat_heads(kv: &Tensor, q_heads: i64, name: &str) -> R<Tensor> {
     kv.index_select(-3, &Tensor::from_vec(idx, &[q_heads])?)
 }
 
+/// `_scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, attn_mask,
+/// scale)`: the attention output and the `logsumexp` of each query's scaled, masked scores
+/// (`[..., L]`, float), which ATen's CPU flash kernel returns for the backward pass.
+fn flash_attention_for_cpu(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    dropout_p: f64,
+    is_causal: bool,
+    mask: Option<&Tensor>,
+    scale: Option<f64>,
+) -> R<(Tensor, Tensor)> {
+    if q.dim() != 4 || k.dim() != 4 || v.dim() != 4 {
+        return Err(Error::runtime(format!(
+            "_scaled_dot_product_flash_attention_for_cpu: expected 4-D query, key and value ([batch, heads, length, dim]), got {}-D, {}-D and {}-D",
+            q.dim(),
+            k.dim(),
+            v.dim()
+        )));
+    }
+    if dropout_p > 0.0 {
+        return Err(Error::runtime(
+            "_scaled_dot_product_flash_attention_for_cpu: dropout_p > 0 is not supported by torchscript-rs",
+        ));
+    }
+    let out = ts_tensor::scaled_dot_product_attention(q, k, v, mask, 0.0, is_causal, scale)?;
+    let (l, s) = (q.sizes()[2], k.sizes()[2]);
+    let e = q.sizes()[3];
+    let scale = scale.unwrap_or(1.0 / (e as f64).sqrt());
+    let mut scores = q
+        .matmul(&k.transpose(-2, -1)?)?
+        .mul_scalar(Scalar::Float(scale))?;
+    let neg_inf = Scalar::Float(f64::NEG_INFINITY);
+    if is_causal {
+        let keep = ts_tensor::factory::ones(&[l, s], Some(DType::Bool))?.tril(0)?;
+        scores = scores.masked_fill(&keep.logical_not()?, neg_inf)?;
+    }
+    if let Some(m) = mask {
+        scores = if m.dtype() == DType::Bool {
+            scores.masked_fill(&m.logical_not()?, neg_inf)?
+        } else {
+            scores.add(&m.to_dtype(scores.dtype(), false)?, Scalar::Int(1))?
+        };
+    }
+    let lse = scores.logsumexp(&[-1], false)?;
+    Ok((out, lse))
+}
+
 /// Registers the attention operators.
 pub fn register(r: &Registry) {
+    def(
+        r,
+        "aten::_scaled_dot_product_flash_attention_for_cpu",
+        |a| {
+            flash_attention_for_cpu(
+                a.t(0)?,
+                a.t(1)?,
+                a.t(2)?,
+                a.f(3)?,
+                a.b(4)?,
+                a.ot(5)?,
+                a.of(6)?,
+            )
+        },
+    );
     def(r, "aten::scaled_dot_product_attention", |a| {
         let (q, k, v) = (a.t(0)?, a.t(1)?, a.t(2)?);
         let (k, v) = if a.b(7)? && q.dim() >= 3 {

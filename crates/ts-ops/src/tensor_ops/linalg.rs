@@ -52,6 +52,10 @@ fn register_factorizations(r: &Registry) {
     });
     def(r, "aten::linalg_qr", |a| a.t(0)?.linalg_qr(a.str(1)?));
     def(r, "aten::linalg_eigh", |a| a.t(0)?.linalg_eigh(a.str(1)?));
+    def(r, "aten::linalg_eig", |a| a.t(0)?.linalg_eig());
+    def_many(r, &["aten::linalg_eigvals", "aten::_linalg_eigvals"], |a| {
+        a.t(0)?.linalg_eigvals()
+    });
     def(r, "aten::_linalg_eigh", |a| {
         let x = a.t(0)?;
         if a.b(2)? {

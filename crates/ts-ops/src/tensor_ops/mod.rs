@@ -5,6 +5,7 @@
 //! from the functional overload with the same arguments (compute, check the cast, copy into
 //! `self`/`out`), as ATen's structured kernels behave.
 
+mod aliases;
 mod args;
 mod arithmetic;
 mod attention;
@@ -12,6 +13,7 @@ mod channels;
 mod conv_pool;
 mod creation;
 mod derived;
+mod distance;
 mod layers;
 mod linalg;
 mod loss;
@@ -61,7 +63,9 @@ pub fn register(r: &Registry) {
     special::register(r);
     statistics::register(r);
     spectral::register(r);
+    distance::register(r);
     derived::register(r);
+    aliases::register(r);
 }
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -101,16 +105,69 @@ where
     };
     let n = schema.arguments.len();
     let f = Arc::new(f);
+    let refuse_quantized = refuses_quantized(&schema);
+    let name = full_name.to_string();
     if let Err(e) = r.register(
         line,
         op(move |s| {
             let args = Args(pop_n(s, n)?);
+            if refuse_quantized {
+                check_not_quantized(&args, &name)?;
+            }
             f(&args)?.push_to(s);
             Ok(())
         }),
     ) {
         note_error(format!("{full_name}: {}", e.message));
     }
+}
+
+/// Whether an `aten` operator must refuse quantized tensors: all of them except queries of
+/// metadata (results without tensors that do not read elements), since their kernels would
+/// compute on the stored integers. The quantized overloads are registered separately
+/// (`crate::quantized`).
+fn refuses_quantized(schema: &FunctionSchema) -> bool {
+    const READS_ELEMENTS: &[&str] = &[
+        "aten::item",
+        "aten::Int",
+        "aten::Float",
+        "aten::Bool",
+        "aten::ScalarImplicit",
+        "aten::equal",
+        "aten::allclose",
+        "aten::is_nonzero",
+        "aten::_local_scalar_dense",
+    ];
+    let quantized_op = ["aten::q", "aten::dequantize", "aten::int_repr"]
+        .iter()
+        .any(|p| schema.name.starts_with(p));
+    if !schema.name.starts_with("aten::") || quantized_op {
+        return false;
+    }
+    let returns_tensor = schema
+        .returns
+        .iter()
+        .any(|r| r.ty.to_string().contains("Tensor"));
+    returns_tensor || READS_ELEMENTS.contains(&schema.name.as_str())
+}
+
+/// The error for a quantized tensor given to an operator without a quantized kernel.
+fn check_not_quantized(args: &Args, name: &str) -> Result<(), Error> {
+    let quantized = args.0.iter().any(|v| match v {
+        ts_core::IValue::Tensor(t) => t.is_quantized(),
+        ts_core::IValue::List(l) => l
+            .items
+            .read()
+            .iter()
+            .any(|x| matches!(x, ts_core::IValue::Tensor(t) if t.is_quantized())),
+        _ => false,
+    });
+    if quantized {
+        return Err(Error::runtime(format!(
+            "Could not run '{name}' with arguments from the 'QuantizedCPU' backend: torchscript-rs has no quantized kernel for this operator"
+        )));
+    }
+    Ok(())
 }
 
 /// Registers an operator of another library under its own full schema string (`ns::name(...)

@@ -3,6 +3,7 @@
 //! ATen's `_fft_c2c`/`_fft_r2c`/`_fft_c2r` primitives; `hash_tensor`.
 
 use ts_tensor::ops::fft::{fftfreq, rfftfreq};
+use ts_tensor::ops::istft::IstftOptions;
 use ts_tensor::ops::stft::StftOptions;
 use ts_tensor::{complex, polar, Error};
 
@@ -131,6 +132,19 @@ fn register_fft(r: &Registry) {
             normalized: a.b(7)?,
             onesided: a.ob(8)?,
             return_complex: a.ob(9)?,
+        })
+    });
+    def(r, "aten::istft", |a| {
+        a.t(0)?.istft(&IstftOptions {
+            n_fft: a.int(1)?,
+            hop_length: a.oint(2)?,
+            win_length: a.oint(3)?,
+            window: a.ot(4)?,
+            center: a.b(5)?,
+            normalized: a.b(6)?,
+            onesided: a.ob(7)?,
+            length: a.oint(8)?,
+            return_complex: a.b(9)?,
         })
     });
     def(r, "aten::fft_fftfreq", |a| {

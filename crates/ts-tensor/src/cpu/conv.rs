@@ -23,9 +23,7 @@ const MIN_TILE: usize = 48;
 const SERIAL_WORK: usize = 1 << 22;
 
 /// Float types the tiled convolution runs on (those the `gemm` crate multiplies).
-pub(crate) trait ConvFloat: Element + Default {
-    /// Multiplicative identity (the GEMM's scale factors).
-    const ONE: Self;
+pub(crate) trait ConvFloat: Element + Default + crate::cpu::blocked_gemm::GemmFloat {
     /// Runs `f` with this thread's scratch buffer of at least `len` elements.
     fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
 }
@@ -38,7 +36,6 @@ thread_local! {
 macro_rules! conv_float {
     ($t:ty, $key:ident) => {
         impl ConvFloat for $t {
-            const ONE: $t = 1.0;
             fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [$t]) -> R) -> R {
                 $key.with(|cell| match cell.try_borrow_mut() {
                     Ok(mut v) => {
@@ -180,6 +177,31 @@ impl<T: ConvFloat> Mm<T> {
     /// row stride, `dst` must not overlap `lhs`/`rhs`, and no other thread may touch `dst`'s
     /// block during the call.
     unsafe fn run(&self, par: Parallelism) {
+        let threads = match par {
+            Parallelism::None => 1,
+            Parallelism::Rayon(t) => t.max(1),
+        };
+        let p = crate::cpu::blocked_gemm::Problem {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            a: self.lhs,
+            rsa: self.lhs_rs,
+            csa: 1,
+            b: self.rhs,
+            rsb: self.rhs_rs,
+            csb: 1,
+            c: self.dst,
+            rsc: self.dst_rs,
+            csc: 1,
+            alpha: T::ONE,
+            beta: T::ONE,
+            read_c: self.read_dst,
+        };
+        // SAFETY: forwarded from the caller's contract.
+        if unsafe { crate::cpu::blocked_gemm::gemm(&p, threads) } {
+            return;
+        }
         // SAFETY: forwarded from the caller's contract.
         unsafe {
             gemm::gemm::<T>(

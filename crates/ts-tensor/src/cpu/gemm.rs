@@ -1,9 +1,11 @@
-//! The floating-point GEMM driver: strided, batched `dst = beta * dst + alpha * a @ b` on top of
-//! the `gemm` crate for f32, f64, f16, complex64 and complex128. Operands keep their strides (transposed and expanded
+//! The floating-point GEMM driver: strided, batched `dst = beta * dst + alpha * a @ b`: f32 and
+//! f64 on the project's packed AVX-512/AVX2 kernels (`blocked_gemm`), f16, complex64,
+//! complex128 (and f32/f64 on CPUs without AVX2) on the `gemm` crate. Operands keep their strides (transposed and expanded
 //! views need no copy); the batch loop is parallel when the matrices are too small to split.
 
 use gemm::Parallelism;
 
+use crate::cpu::blocked_gemm::{GemmFloat, Problem};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::TensorMeta;
@@ -92,6 +94,12 @@ pub(crate) fn gemm_batched(
             let (beta, alpha): ($T, $T) = ($conv(beta), $conv(alpha));
             let one = move |i: usize| {
                 let i = i as isize;
+                if let Some(done) = blocked::<$T>(m, n, k, d, l, r, i, read_dst, beta, alpha, inner)
+                {
+                    if done {
+                        return;
+                    }
+                }
                 // SAFETY: the metas come from live tensors whose every in-bounds index maps into
                 // their storage (checked at construction); batch `i < batch` and the row/column
                 // strides describe exactly those elements. `dst` is fresh, so writes to batch `i`
@@ -144,4 +152,70 @@ pub(crate) fn gemm_batched(
         }
     }
     Ok(())
+}
+
+/// Runs batch `i` on the packed kernels when `T` is f32/f64: `Some(true)` when done, `Some(false)`
+/// when the CPU has no kernel, `None` for other element types.
+#[allow(clippy::too_many_arguments)]
+fn blocked<T: 'static + Copy>(
+    m: usize,
+    n: usize,
+    k: usize,
+    d: Operand,
+    l: Operand,
+    r: Operand,
+    i: isize,
+    read_dst: bool,
+    beta: T,
+    alpha: T,
+    inner: Parallelism,
+) -> Option<bool> {
+    use std::any::Any;
+    let threads = match inner {
+        Parallelism::None => 1,
+        Parallelism::Rayon(t) => t.max(1),
+    };
+    #[allow(clippy::too_many_arguments)]
+    fn go<F: GemmFloat>(
+        m: usize,
+        n: usize,
+        k: usize,
+        d: Operand,
+        l: Operand,
+        r: Operand,
+        i: isize,
+        read_dst: bool,
+        beta: F,
+        alpha: F,
+        threads: usize,
+    ) -> bool {
+        let p = Problem {
+            m,
+            n,
+            k,
+            a: (l.ptr.get() as *const F).wrapping_offset(i * l.batch_stride),
+            rsa: l.rs,
+            csa: l.cs,
+            b: (r.ptr.get() as *const F).wrapping_offset(i * r.batch_stride),
+            rsb: r.rs,
+            csb: r.cs,
+            c: (d.ptr.get() as *mut F).wrapping_offset(i * d.batch_stride),
+            rsc: d.rs,
+            csc: d.cs,
+            alpha,
+            beta,
+            read_c: read_dst,
+        };
+        // SAFETY: as for the `gemm` crate call in `gemm_batched`: the metas describe live
+        // tensors, batch `i` is in range, and `dst` is fresh and disjoint from the inputs.
+        unsafe { crate::cpu::blocked_gemm::gemm(&p, threads) }
+    }
+    let (b, a): (&dyn Any, &dyn Any) = (&beta, &alpha);
+    if let (Some(&b), Some(&a)) = (b.downcast_ref::<f32>(), a.downcast_ref::<f32>()) {
+        return Some(go::<f32>(m, n, k, d, l, r, i, read_dst, b, a, threads));
+    }
+    if let (Some(&b), Some(&a)) = (b.downcast_ref::<f64>(), a.downcast_ref::<f64>()) {
+        return Some(go::<f64>(m, n, k, d, l, r, i, read_dst, b, a, threads));
+    }
+    None
 }

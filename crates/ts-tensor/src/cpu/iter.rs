@@ -95,7 +95,7 @@ impl<const N: usize> ElementwiseIter<N> {
                 if dt != kernel_dtype {
                     target = Some(Tensor::empty_strided(&shape, &strides, dt)?);
                 }
-                Tensor::empty_strided(&shape, &strides, kernel_dtype)?
+                fresh_output(&shape, &strides, kernel_dtype)?
             }
             Out::InPlace(t) | Out::Into(t) => {
                 if matches!(out, Out::Into(_)) && t.meta().sizes != shape {
@@ -252,11 +252,132 @@ pub(crate) fn resize_out(t: &Tensor, sizes: &[i64], strides: &[i64]) -> Result<(
     Ok(())
 }
 
+/// Bytes from which a fresh output is allocated uninitialized (below, zeroing costs little).
+const UNINIT_OUTPUT_BYTES: usize = 1 << 16;
+
+/// A fresh dense output for the iterator: every element is written by the plan before the
+/// tensor is returned, so large ones skip the zero fill (a serial memset of the whole buffer,
+/// about as costly as a parallel elementwise op itself).
+fn fresh_output(shape: &[i64], strides: &[i64], dt: DType) -> Result<Tensor> {
+    let numel: usize = shape.iter().map(|&s| s.max(0) as usize).product();
+    let nbytes = numel.saturating_mul(dt.size());
+    if nbytes < UNINIT_OUTPUT_BYTES {
+        return Tensor::empty_strided(shape, strides, dt);
+    }
+    crate::threads::init_pool();
+    // `strides` is a permutation of the contiguous strides, so the tensor spans `numel`
+    // elements; `from_parts` checks that again.
+    let storage = crate::storage::Storage::uninit(nbytes, crate::device::Device::Cpu)?;
+    Tensor::from_parts(storage, shape, strides, 0, dt)
+}
+
 /// Typed inner loops. Each takes the pointers and byte strides of one innermost run and applies
 /// a per-element function; contiguous and scalar-broadcast runs get loops the compiler
-/// vectorizes.
+/// vectorizes, compiled for the widest vector ISA the CPU has (`widest!`).
 pub(crate) mod kernels {
     use std::mem::size_of;
+
+    /// Declares `unsafe fn name(args)` running `body` compiled for AVX-512 or AVX2 + FMA when
+    /// the CPU has them and the run has at least 16 elements (else as baseline code). The
+    /// pointers and the closure reference are parameters of the feature-enabled copy, so the
+    /// compiler sees them as loop invariants and vectorizes the loop.
+    macro_rules! widest {
+        ($(#[$m:meta])* ($len:ident) fn $name:ident<$($g:ident),*>($($arg:ident: $ty:ty),*) where [$($w:tt)*] $body:block) => {
+            $(#[$m])*
+            ///
+            /// # Safety
+            /// The pointers must address `n` elements each.
+            #[inline(always)]
+            unsafe fn $name<$($g),*>($($arg: $ty),*) where $($w)* {
+                #[inline(always)]
+                unsafe fn body<$($g),*>($($arg: $ty),*) where $($w)* $body
+                #[cfg(target_arch = "x86_64")]
+                {
+                    /// `body` for AVX-512.
+                    ///
+                    /// # Safety
+                    /// As `body`; the CPU must support AVX-512F, AVX2 and FMA.
+                    #[target_feature(enable = "avx512f,avx2,fma")]
+                    unsafe fn v512<$($g),*>($($arg: $ty),*) where $($w)* {
+                        // SAFETY: forwarded.
+                        unsafe { body($($arg),*) }
+                    }
+                    /// `body` for AVX2 + FMA.
+                    ///
+                    /// # Safety
+                    /// As `body`; the CPU must support AVX2 and FMA.
+                    #[target_feature(enable = "avx2,fma")]
+                    unsafe fn v256<$($g),*>($($arg: $ty),*) where $($w)* {
+                        // SAFETY: forwarded.
+                        unsafe { body($($arg),*) }
+                    }
+                    if $len >= 16 {
+                        if crate::cpu::simd::has_avx512() {
+                            // SAFETY: the features were just detected; the rest is forwarded.
+                            return unsafe { v512($($arg),*) };
+                        }
+                        if crate::cpu::simd::has_avx2_fma() {
+                            // SAFETY: as above.
+                            return unsafe { v256($($arg),*) };
+                        }
+                    }
+                }
+                // SAFETY: forwarded.
+                unsafe { body($($arg),*) }
+            }
+        };
+    }
+
+    widest!(
+        /// `o[i] = f(a[i])` over contiguous runs.
+        (n) fn contig1<A, O, F>(o: *mut O, a: *const A, n: usize, f: &F)
+        where [A: Copy, O: Copy, F: Fn(A) -> O] {
+            for i in 0..n {
+                // SAFETY: `i < n`, guaranteed by the caller.
+                unsafe { *o.add(i) = f(*a.add(i)) };
+            }
+        }
+    );
+    widest!(
+        /// `o[i] = f(a[i], b[i])` over contiguous runs.
+        (n) fn contig2<A, B, O, F>(o: *mut O, a: *const A, b: *const B, n: usize, f: &F)
+        where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
+            for i in 0..n {
+                // SAFETY: `i < n`, guaranteed by the caller.
+                unsafe { *o.add(i) = f(*a.add(i), *b.add(i)) };
+            }
+        }
+    );
+    widest!(
+        /// `o[i] = f(a[i], bv)`.
+        (n) fn scalar_right<A, B, O, F>(o: *mut O, a: *const A, bv: B, n: usize, f: &F)
+        where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
+            for i in 0..n {
+                // SAFETY: `i < n`, guaranteed by the caller.
+                unsafe { *o.add(i) = f(*a.add(i), bv) };
+            }
+        }
+    );
+    widest!(
+        /// `o[i] = f(av, b[i])`.
+        (n) fn scalar_left<A, B, O, F>(o: *mut O, av: A, b: *const B, n: usize, f: &F)
+        where [A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O] {
+            for i in 0..n {
+                // SAFETY: `i < n`, guaranteed by the caller.
+                unsafe { *o.add(i) = f(av, *b.add(i)) };
+            }
+        }
+    );
+    widest!(
+        /// `o[i] = f(a[i], b[i], c[i])` over contiguous runs.
+        (n) fn contig3<A, B, C, O, F>(o: *mut O, a: *const A, b: *const B, c: *const C, n: usize, f: &F)
+        where [A: Copy, B: Copy, C: Copy, O: Copy, F: Fn(A, B, C) -> O] {
+            for i in 0..n {
+                // SAFETY: `i < n`, guaranteed by the caller.
+                unsafe { *o.add(i) = f(*a.add(i), *b.add(i), *c.add(i)) };
+            }
+        }
+    );
 
     /// `out[i] = f(a[i])`.
     ///
@@ -274,9 +395,7 @@ pub(crate) mod kernels {
         // SAFETY: guaranteed by the caller.
         unsafe {
             if s[0] == size_of::<O>() as isize && s[1] == size_of::<A>() as isize {
-                for i in 0..n {
-                    *o.add(i) = f(*a.add(i));
-                }
+                contig1(o, a, n, &f);
             } else if s[0] == size_of::<O>() as isize && s[1] == 0 {
                 let v = f(*a);
                 for i in 0..n {
@@ -313,19 +432,13 @@ pub(crate) mod kernels {
         // SAFETY: guaranteed by the caller.
         unsafe {
             if s[0] == so && s[1] == sa && s[2] == sb {
-                for i in 0..n {
-                    *o.add(i) = f(*a.add(i), *b.add(i));
-                }
+                contig2(o, a, b, n, &f);
             } else if s[0] == so && s[1] == sa && s[2] == 0 {
                 let bv = *b;
-                for i in 0..n {
-                    *o.add(i) = f(*a.add(i), bv);
-                }
+                scalar_right(o, a, bv, n, &f);
             } else if s[0] == so && s[1] == 0 && s[2] == sb {
                 let av = *a;
-                for i in 0..n {
-                    *o.add(i) = f(av, *b.add(i));
-                }
+                scalar_left(o, av, b, n, &f);
             } else {
                 let (mut po, mut pa, mut pb) = (p[0], p[1] as *const u8, p[2] as *const u8);
                 for _ in 0..n {
@@ -363,9 +476,7 @@ pub(crate) mod kernels {
                 && s[3] == size_of::<C>() as isize
             {
                 let (o, a, b, c) = (po as *mut O, pa as *const A, pb as *const B, pc as *const C);
-                for i in 0..n {
-                    *o.add(i) = f(*a.add(i), *b.add(i), *c.add(i));
-                }
+                contig3(o, a, b, c, n, &f);
                 return;
             }
             for _ in 0..n {

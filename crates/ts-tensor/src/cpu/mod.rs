@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub(crate) mod dispatch;
+pub(crate) mod blocked_gemm;
 pub(crate) mod cast;
 pub(crate) mod contiguous;
 pub(crate) mod conv;

@@ -384,7 +384,7 @@ pub(crate) trait FloatMath:
 }
 
 macro_rules! float_math {
-    ($t:ty, $erf:path, $erfc:path, $exp:path, $tanh:path) => {
+    ($t:ty, $erf:path, $erfc:path, $exp:path, $tanh:path, $ln:path) => {
         impl FloatMath for $t {
             #[inline(always)]
             fn exp(self) -> Self {
@@ -400,7 +400,7 @@ macro_rules! float_math {
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                $ln(self)
             }
             #[inline(always)]
             fn log2(self) -> Self {
@@ -514,12 +514,13 @@ macro_rules! float_math {
 
 float_math!(
     f32,
-    libm::erff,
+    crate::cpu::fastmath::erf_f32,
     libm::erfcf,
     crate::cpu::fastmath::exp_f32,
-    crate::cpu::fastmath::tanh_f32
+    crate::cpu::fastmath::tanh_f32,
+    crate::cpu::fastmath::log_f32
 );
-float_math!(f64, libm::erf, libm::erfc, f64::exp, f64::tanh);
+float_math!(f64, libm::erf, libm::erfc, f64::exp, f64::tanh, f64::ln);
 
 /// Integer-only arithmetic (division, shifts, bit operations) for the integer op types.
 pub(crate) trait IntOps: OpNum {

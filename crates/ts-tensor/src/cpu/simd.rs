@@ -1,6 +1,6 @@
 //! Runtime CPU-feature dispatch for auto-vectorized kernels. [`simd_dispatch!`] declares a
-//! function that runs an `#[inline(always)]` kernel code-generated for AVX2 + FMA when the CPU
-//! has them (8-lane vectors instead of the baseline's 4), and as baseline code otherwise. The
+//! function that runs an `#[inline(always)]` kernel code-generated for AVX-512 when the CPU has
+//! it (16 f32 lanes), else for AVX2 + FMA (8 lanes), else as baseline code (4 lanes). The
 //! arithmetic is the same either way: Rust never contracts `a * b + c` into an FMA by itself.
 
 /// Whether this CPU supports AVX2 and FMA (the detection result is cached by std).
@@ -16,9 +16,22 @@ pub(crate) fn has_avx2_fma() -> bool {
     }
 }
 
+/// Whether this CPU supports AVX-512F (with AVX2 and FMA; the result is cached by std).
+#[inline(always)]
+pub(crate) fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f") && has_avx2_fma()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// `simd_dispatch!(vis fn name<T: Bound>(args) -> Ret = kernel;)` declares `name`, which calls
-/// `kernel(args)` (an `#[inline(always)]` function) inside a copy compiled for AVX2 + FMA when
-/// the CPU supports them.
+/// `kernel(args)` (an `#[inline(always)]` function) inside a copy compiled for AVX-512 or for
+/// AVX2 + FMA when the CPU supports them.
 macro_rules! simd_dispatch {
     ($vis:vis fn $name:ident<$($g:ident: $b:path),*>($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)? = $k:path;) => {
         $vis fn $name<$($g: $b),*>($($a: $t),*) $(-> $r)? {
@@ -31,6 +44,19 @@ macro_rules! simd_dispatch {
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn avx2<$($g: $b),*>($($a: $t),*) $(-> $r)? {
                     $k($($a),*)
+                }
+                /// The kernel code-generated for AVX-512.
+                ///
+                /// # Safety
+                /// The CPU must support AVX-512F, AVX2 and FMA.
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                unsafe fn avx512<$($g: $b),*>($($a: $t),*) $(-> $r)? {
+                    $k($($a),*)
+                }
+                if $crate::cpu::simd::has_avx512() {
+                    // SAFETY: `avx512` only needs AVX-512F, AVX2 and FMA, which this CPU was
+                    // just found to support.
+                    return unsafe { avx512($($a),*) };
                 }
                 if $crate::cpu::simd::has_avx2_fma() {
                     // SAFETY: `avx2` only needs AVX2 and FMA, which this CPU was just found to

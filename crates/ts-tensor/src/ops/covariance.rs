@@ -98,7 +98,12 @@ impl Tensor {
         } else {
             default_dtype()
         };
-        let shape: Vec<i64> = if nd < 2 { vec![] } else { vec![vars as i64; 2] };
+        // ATen squeezes the `[vars, vars]` result, so one variable gives a 0-d tensor.
+        let shape: Vec<i64> = if nd < 2 || vars == 1 {
+            vec![]
+        } else {
+            vec![vars as i64; 2]
+        };
         Tensor::from_vec(out, &shape)?.to_dtype(dt, false)
     }
 
@@ -135,6 +140,9 @@ mod tests {
         let c = x.cov(1, None, None).unwrap();
         assert_eq!(c.dim(), 0);
         assert!((c.to_vec::<f32>()[0] - 7.0 / 3.0).abs() < 1e-6);
+        // One variable stored as a row: the result is squeezed to 0-d.
+        let row = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap();
+        assert_eq!(row.corrcoef().unwrap().dim(), 0);
         let m = Tensor::from_vec(vec![1.0f64, 2.0, 4.0, 1.0, 1.0, 1.0], &[2, 3]).unwrap();
         let r = m.corrcoef().unwrap().to_vec::<f64>();
         assert!((r[0] - 1.0).abs() < 1e-12);

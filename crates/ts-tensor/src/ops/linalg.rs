@@ -8,6 +8,7 @@
 
 mod cholesky;
 mod decompose;
+mod eig;
 mod eigh;
 pub mod functions;
 mod ldl;

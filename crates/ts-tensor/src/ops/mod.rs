@@ -19,6 +19,7 @@ pub mod grid_sample;
 pub mod hash;
 pub mod histogram;
 pub mod index;
+pub mod istft;
 pub mod join;
 pub mod linalg;
 pub mod nan_reduce;

@@ -298,11 +298,8 @@ impl Tensor {
         let idx = combination_indices(self.numel() as i64, r as usize, with_replacement);
         let rows = (idx.len() / r as usize) as i64;
         let idx = Tensor::from_vec(idx, &[rows * r])?;
-        let picked = self.index_select(0, &idx)?;
-        if r == 1 {
-            return Ok(picked);
-        }
-        picked.reshape(&[rows, r])
+        // torch 2.15 keeps the pair dimension for r = 1 as well (`[n, 1]`).
+        self.index_select(0, &idx)?.reshape(&[rows, r])
     }
 
     /// `broadcast_to(size)`: `expand` under its NumPy name.
@@ -436,6 +433,10 @@ mod tests {
         assert_eq!(c.to_vec::<i64>(), vec![1, 2, 1, 3, 2, 3]);
         let c = t.combinations(2, true).unwrap();
         assert_eq!(c.sizes().as_slice(), &[6, 2]);
+        assert_eq!(
+            t.combinations(1, false).unwrap().sizes().as_slice(),
+            &[3, 1]
+        );
         let p =
             cartesian_prod(&[t.clone(), Tensor::from_vec(vec![5i64, 6], &[2]).unwrap()]).unwrap();
         assert_eq!(p.to_vec::<i64>(), vec![1, 5, 1, 6, 2, 5, 2, 6, 3, 5, 3, 6]);

@@ -1,0 +1,781 @@
+//! The project's own f32/f64 GEMM: `C = beta * C + alpha * A @ B` on strided operands, packed
+//! into cache blocks (BLIS-style loops: `NC` columns of B, `KC` deep, `MC` rows of A) and
+//! multiplied by register-blocked micro-kernels chosen at run time: AVX-512 (16/8 lanes) when the
+//! CPU has it, else AVX2 + FMA; `None` (the caller falls back to the `gemm` crate) otherwise
+//! (`TSRS_GEMM=avx2` or `TSRS_GEMM=crate` force the slower paths, for comparisons).
+//! Threads split the output into disjoint column or row ranges, each a whole serial product.
+
+use std::cell::RefCell;
+use std::ops::{Add, Mul};
+
+use rayon::prelude::*;
+
+/// Multiply-adds under which a product runs on one thread.
+const PARALLEL_WORK: usize = 48 * 48 * 48;
+
+/// One register-blocked micro-kernel and the cache blocking that suits it.
+#[derive(Clone, Copy)]
+pub(crate) struct Kernel<T> {
+    /// Rows of C per micro-tile.
+    mr: usize,
+    /// Columns of C per micro-tile.
+    nr: usize,
+    /// Depth of one packed block (B's `kc x nr` micro-panel stays in L1).
+    kc: usize,
+    /// Rows of A per packed block (stays in L2).
+    mc: usize,
+    /// Columns of B per packed block.
+    nc: usize,
+    /// The micro-kernel.
+    ukr: unsafe fn(&Tile<T>),
+    /// A name for tests and benchmarks.
+    #[allow(dead_code)]
+    pub(crate) name: &'static str,
+}
+
+/// The arguments of one micro-kernel call.
+pub(crate) struct Tile<T> {
+    kc: usize,
+    /// Packed A micro-panel: `kc` groups of `mr` values.
+    a: *const T,
+    /// B micro-panel: `kc` rows of `nr` values, row `p` at `b + p * ldb`.
+    b: *const T,
+    ldb: usize,
+    c: *mut T,
+    rsc: isize,
+    csc: isize,
+    /// The valid rows/columns of this tile (`<= mr`, `<= nr`).
+    m: usize,
+    n: usize,
+    alpha: T,
+    beta: T,
+    /// Ignore C's old contents (not even NaNs propagate).
+    overwrite: bool,
+}
+
+/// Element types with a packed GEMM.
+pub(crate) trait GemmFloat:
+    Copy + Send + Sync + Default + PartialEq + Add<Output = Self> + Mul<Output = Self> + 'static
+{
+    /// Zero (packing pads with it).
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// The micro-kernels this CPU can run, fastest first.
+    fn kernels() -> Vec<Kernel<Self>>;
+    /// The fastest kernel, detected once.
+    fn best_kernel() -> Option<Kernel<Self>>;
+    /// Runs `f` with this thread's packing buffers.
+    fn with_pack<R>(f: impl FnOnce(&mut PackBufs<Self>) -> R) -> R;
+}
+
+/// Per-thread packing buffers, reused across calls so small products do not allocate.
+#[derive(Default)]
+pub(crate) struct PackBufs<T> {
+    a: Vec<T>,
+    b: Vec<T>,
+}
+
+/// A 64-byte aligned window of at least `len` elements of `v`.
+fn aligned<T: GemmFloat>(v: &mut Vec<T>, len: usize) -> &mut [T] {
+    let lanes = 64 / std::mem::size_of::<T>();
+    if v.len() < len + lanes {
+        v.resize(len + lanes, T::ZERO);
+    }
+    let off = v.as_ptr().align_offset(64).min(lanes);
+    &mut v[off..off + len]
+}
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! microkernel {
+    ($name:ident, $T:ty, $feat:literal, $lanes:literal, $mr:literal, $nv:literal,
+     $zero:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident, $mul:ident) => {
+        /// A micro-kernel: `$mr` rows by `$nv` vectors of `$lanes` lanes.
+        ///
+        /// # Safety
+        /// The CPU must have the enabled features; `t.a` must hold `kc * $mr` values, `t.b`
+        /// `kc` rows of the full vector width at stride `ldb`, and `t.c` the `m x n` block.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $name(t: &Tile<$T>) {
+            use std::arch::x86_64::*;
+            const NR: usize = $lanes * $nv;
+            // SAFETY: (whole body) every read stays inside the panels the contract describes,
+            // every write inside the valid `m x n` block of C.
+            unsafe {
+                let mut acc = [[$zero(); $nv]; $mr];
+                let (mut a, mut b) = (t.a, t.b);
+                for _ in 0..t.kc {
+                    let mut bv = [$zero(); $nv];
+                    for (v, slot) in bv.iter_mut().enumerate() {
+                        *slot = $load(b.add(v * $lanes));
+                    }
+                    for (i, row) in acc.iter_mut().enumerate() {
+                        let ai = $set1(*a.add(i));
+                        for (r, bvv) in row.iter_mut().zip(bv.iter()) {
+                            *r = $fmadd(ai, *bvv, *r);
+                        }
+                    }
+                    a = a.add($mr);
+                    b = b.add(t.ldb);
+                }
+                if t.m == $mr && t.n == NR && t.csc == 1 {
+                    let alpha = $set1(t.alpha);
+                    let beta = $set1(t.beta);
+                    for (i, row) in acc.iter().enumerate() {
+                        let crow = t.c.offset(i as isize * t.rsc);
+                        for (v, r) in row.iter().enumerate() {
+                            let p = crow.add(v * $lanes);
+                            let r = $mul(*r, alpha);
+                            let r = if t.overwrite {
+                                r
+                            } else {
+                                $fmadd($load(p), beta, r)
+                            };
+                            $store(p, r);
+                        }
+                    }
+                } else {
+                    let mut buf: [$T; $mr * NR] = [0.0; $mr * NR];
+                    for (i, row) in acc.iter().enumerate() {
+                        for (v, r) in row.iter().enumerate() {
+                            $store(buf.as_mut_ptr().add(i * NR + v * $lanes), *r);
+                        }
+                    }
+                    for i in 0..t.m {
+                        for j in 0..t.n {
+                            let p = t.c.offset(i as isize * t.rsc + j as isize * t.csc);
+                            let r = t.alpha * buf[i * NR + j];
+                            *p = if t.overwrite { r } else { t.beta * *p + r };
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Tile;
+
+    microkernel!(
+        f32_avx512,
+        f32,
+        "avx512f,avx2,fma",
+        16,
+        8,
+        3,
+        _mm512_setzero_ps,
+        _mm512_set1_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_fmadd_ps,
+        _mm512_mul_ps
+    );
+    microkernel!(
+        f64_avx512,
+        f64,
+        "avx512f,avx2,fma",
+        8,
+        8,
+        3,
+        _mm512_setzero_pd,
+        _mm512_set1_pd,
+        _mm512_loadu_pd,
+        _mm512_storeu_pd,
+        _mm512_fmadd_pd,
+        _mm512_mul_pd
+    );
+    microkernel!(
+        f32_avx2,
+        f32,
+        "avx2,fma",
+        8,
+        6,
+        2,
+        _mm256_setzero_ps,
+        _mm256_set1_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_fmadd_ps,
+        _mm256_mul_ps
+    );
+    microkernel!(
+        f64_avx2,
+        f64,
+        "avx2,fma",
+        4,
+        6,
+        2,
+        _mm256_setzero_pd,
+        _mm256_set1_pd,
+        _mm256_loadu_pd,
+        _mm256_storeu_pd,
+        _mm256_fmadd_pd,
+        _mm256_mul_pd
+    );
+
+    pub(super) fn has_avx512() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f") && super::super::simd::has_avx2_fma()
+    }
+}
+
+macro_rules! gemm_float {
+    ($T:ty, $key:ident, $k512:ident, $k2:ident, $mr512:literal, $nr512:literal, $mr2:literal,
+     $nr2:literal, $kc512:literal, $kc2:literal) => {
+        thread_local! {
+            static $key: RefCell<PackBufs<$T>> = RefCell::new(PackBufs::default());
+        }
+        impl GemmFloat for $T {
+            const ZERO: $T = 0.0;
+            const ONE: $T = 1.0;
+            fn kernels() -> Vec<Kernel<$T>> {
+                #[allow(unused_mut)]
+                let mut v: Vec<Kernel<$T>> = Vec::new();
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if x86::has_avx512() {
+                        v.push(Kernel {
+                            mr: $mr512,
+                            nr: $nr512,
+                            kc: $kc512,
+                            mc: 240,
+                            nc: 3072,
+                            ukr: x86::$k512,
+                            name: concat!(stringify!($T), "-avx512"),
+                        });
+                    }
+                    if super::simd::has_avx2_fma() {
+                        v.push(Kernel {
+                            mr: $mr2,
+                            nr: $nr2,
+                            kc: $kc2,
+                            mc: 240,
+                            nc: 3072,
+                            ukr: x86::$k2,
+                            name: concat!(stringify!($T), "-avx2"),
+                        });
+                    }
+                }
+                v
+            }
+            fn best_kernel() -> Option<Kernel<$T>> {
+                static BEST: std::sync::OnceLock<Option<Kernel<$T>>> = std::sync::OnceLock::new();
+                *BEST.get_or_init(|| {
+                    // `TSRS_GEMM=avx2` / `TSRS_GEMM=crate` select a slower path for comparisons.
+                    let choice = std::env::var("TSRS_GEMM").unwrap_or_default();
+                    let k = if choice == "crate" {
+                        None
+                    } else if choice == "avx2" {
+                        <$T>::kernels()
+                            .into_iter()
+                            .find(|k| !k.name.ends_with("avx512"))
+                    } else {
+                        <$T>::kernels().into_iter().next()
+                    };
+                    k.map(blocks_override)
+                })
+            }
+            fn with_pack<R>(f: impl FnOnce(&mut PackBufs<$T>) -> R) -> R {
+                $key.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut bufs) => f(&mut bufs),
+                    Err(_) => f(&mut PackBufs::default()),
+                })
+            }
+        }
+    };
+}
+gemm_float!(f32, PACK_F32, f32_avx512, f32_avx2, 8, 48, 6, 16, 192, 256);
+gemm_float!(f64, PACK_F64, f64_avx512, f64_avx2, 8, 24, 6, 8, 192, 256);
+
+/// The kernel with its cache blocks replaced by `TSRS_GEMM_BLOCKS=mc,kc,nc` (for tuning
+/// experiments; malformed or zero values keep the defaults).
+fn blocks_override<T>(mut k: Kernel<T>) -> Kernel<T> {
+    if let Ok(v) = std::env::var("TSRS_GEMM_BLOCKS") {
+        let b: Vec<usize> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+        if let [mc, kc, nc] = b[..] {
+            if mc > 0 && kc > 0 && nc > 0 {
+                k.mc = mc.div_ceil(k.mr) * k.mr;
+                k.kc = kc;
+                k.nc = nc.div_ceil(k.nr) * k.nr;
+            }
+        }
+    }
+    k
+}
+
+/// One product `C = beta * C + alpha * A @ B`, strides in elements.
+#[derive(Clone, Copy)]
+pub(crate) struct Problem<T> {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: *const T,
+    pub rsa: isize,
+    pub csa: isize,
+    pub b: *const T,
+    pub rsb: isize,
+    pub csb: isize,
+    pub c: *mut T,
+    pub rsc: isize,
+    pub csc: isize,
+    pub alpha: T,
+    pub beta: T,
+    /// Whether C's old contents are read (false: they are overwritten, NaNs included).
+    pub read_c: bool,
+}
+
+// SAFETY: the pointers are only dereferenced inside `gemm`, whose caller guarantees they stay
+// valid for the call; parallel tasks write disjoint blocks of C and only read A and B.
+unsafe impl<T: Send> Send for Problem<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Problem<T> {}
+
+impl<T: GemmFloat> Problem<T> {
+    /// The sub-product of rows `r0..r1` and columns `c0..c1` of C.
+    fn block(&self, r0: usize, r1: usize, c0: usize, c1: usize) -> Problem<T> {
+        Problem {
+            m: r1 - r0,
+            n: c1 - c0,
+            a: self.a.wrapping_offset(r0 as isize * self.rsa),
+            b: self.b.wrapping_offset(c0 as isize * self.csb),
+            c: self
+                .c
+                .wrapping_offset(r0 as isize * self.rsc + c0 as isize * self.csc),
+            ..*self
+        }
+    }
+}
+
+/// Runs the product with the fastest micro-kernel on up to `threads` threads. Returns `false`
+/// (doing nothing) when this CPU has no kernel for `T`, so the caller can fall back.
+///
+/// # Safety
+/// A (`m x k`), B (`k x n`) and C (`m x n`) must be valid for their strides; C's elements must be
+/// distinct and must not overlap A or B; nothing else may touch C during the call.
+pub(crate) unsafe fn gemm<T: GemmFloat>(p: &Problem<T>, threads: usize) -> bool {
+    match T::best_kernel() {
+        // SAFETY: forwarded from the caller.
+        Some(kern) => unsafe { gemm_with(kern, p, threads) },
+        None => false,
+    }
+}
+
+/// [`gemm`] with a given kernel (tests run every kernel the CPU has).
+///
+/// # Safety
+/// As [`gemm`], and the CPU must support the kernel (it came from [`GemmFloat::kernels`]).
+pub(crate) unsafe fn gemm_with<T: GemmFloat>(
+    kern: Kernel<T>,
+    p: &Problem<T>,
+    threads: usize,
+) -> bool {
+    if p.m == 0 || p.n == 0 {
+        return true;
+    }
+    if p.k == 0 {
+        // SAFETY: C is valid for `m x n` (caller contract).
+        unsafe { scale_c(p) };
+        return true;
+    }
+    let work = p.m.saturating_mul(p.n).saturating_mul(p.k);
+    if threads <= 1 || work < PARALLEL_WORK {
+        // SAFETY: forwarded from the caller.
+        unsafe { serial(&kern, p) };
+        return true;
+    }
+    // Split the dimension with more micro-tiles into `threads` ranges of whole tiles.
+    let (mt, nt) = (p.m.div_ceil(kern.mr), p.n.div_ceil(kern.nr));
+    let by_cols = nt >= mt;
+    let (tiles, unit, len) = if by_cols {
+        (nt, kern.nr, p.n)
+    } else {
+        (mt, kern.mr, p.m)
+    };
+    let tasks = threads.min(tiles);
+    let ranges: Vec<(usize, usize)> = (0..tasks)
+        .map(|t| {
+            let lo = (tiles * t / tasks * unit).min(len);
+            let hi = (tiles * (t + 1) / tasks * unit).min(len);
+            (lo, hi)
+        })
+        .filter(|(lo, hi)| lo < hi)
+        .collect();
+    ranges.par_iter().for_each(|&(lo, hi)| {
+        let sub = if by_cols {
+            p.block(0, p.m, lo, hi)
+        } else {
+            p.block(lo, hi, 0, p.n)
+        };
+        // SAFETY: the ranges partition C, so each task writes its own block; A and B are read.
+        unsafe { serial(&kern, &sub) };
+    });
+    true
+}
+
+/// `C = beta * C` (or zero when C is not read): the product of an empty inner dimension.
+///
+/// # Safety
+/// C must be valid for `m x n` with its strides.
+unsafe fn scale_c<T: GemmFloat>(p: &Problem<T>) {
+    for i in 0..p.m {
+        for j in 0..p.n {
+            // SAFETY: `(i, j)` is inside C.
+            unsafe {
+                let q = p.c.offset(i as isize * p.rsc + j as isize * p.csc);
+                *q = if p.read_c { p.beta * *q } else { T::ZERO };
+            }
+        }
+    }
+}
+
+/// The blocked product on this thread.
+///
+/// # Safety
+/// As [`gemm_with`].
+unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
+    let (mr, nr) = (kern.mr, kern.nr);
+    // A few rows of A: B is read in place (when its rows are contiguous) rather than packed,
+    // which would cost as much as the product.
+    let direct_b = p.csb == 1 && p.m <= 2 * mr;
+    T::with_pack(|bufs| {
+        let mut jc = 0;
+        while jc < p.n {
+            let nc = kern.nc.min(p.n - jc);
+            let mut pc = 0;
+            while pc < p.k {
+                let kc = kern.kc.min(p.k - pc);
+                let first = pc == 0;
+                let bpack = aligned(&mut bufs.b, nc.div_ceil(nr) * nr * kc);
+                // SAFETY: the panels read lie inside B (`pc + kc <= k`, `jc + nc <= n`).
+                unsafe { pack_b(p, pc, kc, jc, nc, nr, direct_b, bpack) };
+                let bpack = bpack.as_ptr();
+                let mut ic = 0;
+                while ic < p.m {
+                    let mc = kern.mc.min(p.m - ic);
+                    let apack = aligned(&mut bufs.a, mc.div_ceil(mr) * mr * kc);
+                    // SAFETY: rows `ic..ic + mc`, columns `pc..pc + kc` lie inside A.
+                    unsafe { pack_a(p, ic, mc, pc, kc, mr, apack) };
+                    let apack = apack.as_ptr();
+                    let mut jr = 0;
+                    while jr < nc {
+                        let n = nr.min(nc - jr);
+                        let (b, ldb) = if direct_b && n == nr {
+                            // SAFETY: row `pc`, column `jc + jr` is inside B.
+                            (
+                                unsafe { p.b.offset(pc as isize * p.rsb + (jc + jr) as isize) },
+                                p.rsb as usize,
+                            )
+                        } else {
+                            // SAFETY: panel `jr / nr` of the packed block.
+                            (unsafe { bpack.add(jr * kc) }, nr)
+                        };
+                        let mut ir = 0;
+                        while ir < mc {
+                            let m = mr.min(mc - ir);
+                            let tile = Tile {
+                                kc,
+                                // SAFETY: panel `ir / mr` of the packed block.
+                                a: unsafe { apack.add(ir * kc) },
+                                b,
+                                ldb,
+                                // SAFETY: `(ic + ir, jc + jr)` is inside C.
+                                c: unsafe {
+                                    p.c.offset(
+                                        (ic + ir) as isize * p.rsc + (jc + jr) as isize * p.csc,
+                                    )
+                                },
+                                rsc: p.rsc,
+                                csc: p.csc,
+                                m,
+                                n,
+                                alpha: p.alpha,
+                                beta: if first { p.beta } else { T::ONE },
+                                overwrite: first && !p.read_c,
+                            };
+                            // SAFETY: the panels hold `kc` full rows (packing pads with zeros)
+                            // and the tile's `m x n` block is inside this task's part of C.
+                            unsafe { (kern.ukr)(&tile) };
+                            ir += mr;
+                        }
+                        jr += nr;
+                    }
+                    ic += mc;
+                }
+                pc += kc;
+            }
+            jc += nc;
+        }
+    });
+}
+
+/// Packs rows `ic..ic + mc`, columns `pc..pc + kc` of A as `mr`-row panels, each `kc` groups
+/// of `mr` values (zero-padded past the last row).
+///
+/// # Safety
+/// That block must lie inside A.
+unsafe fn pack_a<T: GemmFloat>(
+    p: &Problem<T>,
+    ic: usize,
+    mc: usize,
+    pc: usize,
+    kc: usize,
+    mr: usize,
+    out: &mut [T],
+) {
+    for (panel, dst) in out.chunks_exact_mut(mr * kc).enumerate() {
+        let i0 = ic + panel * mr;
+        let rows = mr.min(ic + mc - i0);
+        for i in 0..mr {
+            if i >= rows {
+                for q in 0..kc {
+                    dst[q * mr + i] = T::ZERO;
+                }
+                continue;
+            }
+            // SAFETY: row `i0 + i < ic + mc` and columns `pc..pc + kc` are inside A.
+            let row = unsafe { p.a.offset((i0 + i) as isize * p.rsa + pc as isize * p.csa) };
+            for q in 0..kc {
+                // SAFETY: as above.
+                dst[q * mr + i] = unsafe { *row.offset(q as isize * p.csa) };
+            }
+        }
+    }
+}
+
+/// Packs rows `pc..pc + kc`, columns `jc..jc + nc` of B as `nr`-column panels, each `kc` rows
+/// of `nr` values (zero-padded past the last column). With `partial_only`, only a trailing
+/// panel narrower than `nr` is packed (the full ones are read in place).
+///
+/// # Safety
+/// That block must lie inside B.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_b<T: GemmFloat>(
+    p: &Problem<T>,
+    pc: usize,
+    kc: usize,
+    jc: usize,
+    nc: usize,
+    nr: usize,
+    partial_only: bool,
+    out: &mut [T],
+) {
+    for (panel, dst) in out.chunks_exact_mut(nr * kc).enumerate() {
+        let j0 = jc + panel * nr;
+        let cols = nr.min(jc + nc - j0);
+        if partial_only && cols == nr {
+            continue;
+        }
+        for q in 0..kc {
+            // SAFETY: row `pc + q < pc + kc` and column `j0` are inside B.
+            let row = unsafe { p.b.offset((pc + q) as isize * p.rsb + j0 as isize * p.csb) };
+            let d = &mut dst[q * nr..(q + 1) * nr];
+            if p.csb == 1 {
+                // SAFETY: columns `j0..j0 + cols` of this row are inside B.
+                d[..cols].copy_from_slice(unsafe { std::slice::from_raw_parts(row, cols) });
+            } else {
+                for (j, v) in d[..cols].iter_mut().enumerate() {
+                    // SAFETY: as above.
+                    *v = unsafe { *row.offset(j as isize * p.csb) };
+                }
+            }
+            d[cols..].fill(T::ZERO);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random value in [-1, 1).
+    fn rnd(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    /// Runs one case on every kernel and both thread counts against an f64 reference.
+    #[allow(clippy::too_many_arguments)]
+    fn check<T: GemmFloat + Into<f64> + std::fmt::Debug>(
+        m: usize,
+        n: usize,
+        k: usize,
+        ta: bool,
+        tb: bool,
+        c_cols_major: bool,
+        alpha: T,
+        beta: T,
+        read_c: bool,
+        from: impl Fn(f64) -> T,
+        tol: f64,
+    ) {
+        let mut seed = (m * 131 + n * 17 + k) as u64;
+        let av: Vec<T> = (0..m * k).map(|_| from(rnd(&mut seed))).collect();
+        let bv: Vec<T> = (0..k * n).map(|_| from(rnd(&mut seed))).collect();
+        let c0: Vec<T> = (0..m * n).map(|_| from(rnd(&mut seed))).collect();
+        // A stored row-major `[m, k]` or transposed `[k, m]`; likewise B; C row- or col-major.
+        let (rsa, csa) = if ta { (1, m as isize) } else { (k as isize, 1) };
+        let (rsb, csb) = if tb { (1, k as isize) } else { (n as isize, 1) };
+        let (rsc, csc) = if c_cols_major {
+            (1, m as isize)
+        } else {
+            (n as isize, 1)
+        };
+        let at = |i: usize, q: usize| av[i * rsa as usize + q * csa as usize].into();
+        let bt = |q: usize, j: usize| bv[q * rsb as usize + j * csb as usize].into();
+        let idx = |i: usize, j: usize| i * rsc as usize + j * csc as usize;
+        for kern in T::kernels() {
+            for threads in [1, 2] {
+                let mut c = c0.clone();
+                let p = Problem {
+                    m,
+                    n,
+                    k,
+                    a: av.as_ptr(),
+                    rsa,
+                    csa,
+                    b: bv.as_ptr(),
+                    rsb,
+                    csb,
+                    c: c.as_mut_ptr(),
+                    rsc,
+                    csc,
+                    alpha,
+                    beta,
+                    read_c,
+                };
+                // SAFETY: the vectors hold the described matrices; C is a separate buffer.
+                assert!(unsafe { gemm_with(kern, &p, threads) });
+                for i in 0..m {
+                    for j in 0..n {
+                        let dot: f64 = (0..k).map(|q| at(i, q) * bt(q, j)).sum();
+                        let old: f64 = c0[idx(i, j)].into();
+                        let want =
+                            alpha.into() * dot + if read_c { beta.into() * old } else { 0.0 };
+                        let got: f64 = c[idx(i, j)].into();
+                        assert!(
+                            (got - want).abs()
+                                <= tol * (1.0 + want.abs()) * (k as f64).sqrt().max(1.0),
+                            "{} m{m} n{n} k{k} ta{ta} tb{tb} t{threads} ({i},{j}): {got} vs {want}",
+                            kern.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_remainder_and_layout_matches_the_reference() {
+        // Remainders of every micro-tile width (6, 8, 16, 24, 48) and block edges.
+        let dims = [1, 2, 5, 7, 8, 9, 15, 17, 23, 25, 47, 49, 97];
+        for &m in &dims {
+            for &n in &[1, 3, 16, 24, 33, 48, 50, 97] {
+                for &k in &[1, 4, 31] {
+                    let (ta, tb) = ((m + n) % 2 == 0, (m + k) % 3 == 0);
+                    check::<f32>(
+                        m,
+                        n,
+                        k,
+                        ta,
+                        tb,
+                        n % 2 == 1,
+                        1.0,
+                        1.0,
+                        false,
+                        |v| v as f32,
+                        1e-5,
+                    );
+                    check::<f64>(m, n, k, tb, ta, m % 2 == 0, 1.0, 1.0, true, |v| v, 1e-13);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn large_blocks_scales_and_transposes_match() {
+        // Deeper than KC, wider than MC rows of one block, both thread splits.
+        for &(m, n, k) in &[
+            (250, 70, 400),
+            (30, 300, 257),
+            (13, 3100, 9),
+            (241, 241, 193),
+        ] {
+            for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                check::<f32>(m, n, k, ta, tb, false, 0.5, 2.0, true, |v| v as f32, 1e-5);
+                check::<f64>(m, n, k, ta, tb, true, -1.5, 0.25, true, |v| v, 1e-13);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_and_k0_products() {
+        for kern in f32::kernels() {
+            let mut c = vec![f32::NAN, 2.0, 3.0, 4.0];
+            let p = Problem {
+                m: 2,
+                n: 2,
+                k: 0,
+                a: [].as_ptr(),
+                rsa: 0,
+                csa: 1,
+                b: [].as_ptr(),
+                rsb: 2,
+                csb: 1,
+                c: c.as_mut_ptr(),
+                rsc: 2,
+                csc: 1,
+                alpha: 1.0,
+                beta: 0.5,
+                read_c: true,
+            };
+            // SAFETY: k = 0, so A and B are not read; C is 2 x 2.
+            assert!(unsafe { gemm_with(kern, &p, 2) });
+            assert!(c[0].is_nan());
+            assert_eq!(&c[1..], &[1.0, 1.5, 2.0]);
+            let q = Problem { read_c: false, ..p };
+            // SAFETY: as above.
+            assert!(unsafe { gemm_with(kern, &q, 1) });
+            assert_eq!(c, vec![0.0; 4]);
+            let e = Problem { m: 0, ..p };
+            // SAFETY: an empty product touches nothing.
+            assert!(unsafe { gemm_with(kern, &e, 1) });
+        }
+    }
+
+    #[test]
+    fn nan_and_inf_propagate_but_an_unread_c_does_not() {
+        for kern in f32::kernels() {
+            let (m, n, k) = (9, 50, 3);
+            let mut a = vec![1.0f32; m * k];
+            a[0] = f32::NAN; // row 0 all NaN
+            a[k] = f32::INFINITY; // row 1: inf * b
+            let b = vec![1.0f32; k * n];
+            let mut c = vec![f32::NAN; m * n];
+            let p = Problem {
+                m,
+                n,
+                k,
+                a: a.as_ptr(),
+                rsa: k as isize,
+                csa: 1,
+                b: b.as_ptr(),
+                rsb: n as isize,
+                csb: 1,
+                c: c.as_mut_ptr(),
+                rsc: n as isize,
+                csc: 1,
+                alpha: 1.0,
+                beta: 0.0,
+                read_c: false,
+            };
+            // SAFETY: the buffers hold the described matrices.
+            assert!(unsafe { gemm_with(kern, &p, 1) });
+            assert!(c[..n].iter().all(|v| v.is_nan()), "{}", kern.name);
+            assert!(c[n..2 * n].iter().all(|&v| v == f32::INFINITY));
+            assert!(c[2 * n..].iter().all(|&v| v == 3.0));
+        }
+    }
+}

@@ -1,0 +1,650 @@
+//! Quantized kernels with FBGEMM's arithmetic.
+//!
+//! Convolution and linear layers accumulate `(x - x_zp) * (w - w_zp)` exactly in `i32`, then
+//! requantize as FBGEMM's `ReQuantizeOutput` does with a float bias: with
+//! `act_times_w_scale = x_scale * w_scale[c]` and `multiplier = act_times_w_scale / y_scale`
+//! (all `f32`), `y = y_zp + nearbyint((acc + bias[c] / act_times_w_scale) * multiplier)`,
+//! saturated (at `y_zp` from below when a ReLU is fused). Dynamic linear layers choose the
+//! input's parameters from its range and return `x_scale * w_scale[c] * acc + bias[c]`.
+//! Elementwise operators dequantize (`q * s + (-zp * s)`, one rounding), compute in `f32` and
+//! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
+
+use super::{
+    choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp, QDType,
+    QScheme, Quantizer,
+};
+use crate::{Error, Result, Tensor};
+
+/// Stride, padding, dilation and groups of a quantized 2-d convolution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QConvParams {
+    pub stride: [usize; 2],
+    pub padding: [usize; 2],
+    pub dilation: [usize; 2],
+    pub groups: usize,
+}
+
+fn per_tensor_quantizer(dtype: QDType, scale: f64, zero_point: i64) -> Quantizer {
+    Quantizer {
+        dtype,
+        scheme: QScheme::PerTensorAffine { scale, zero_point },
+    }
+}
+
+fn check_out_params(scale: f64, zero_point: i64, dtype: QDType, what: &str) -> Result<()> {
+    let (lo, hi) = dtype.range();
+    if !(scale > 0.0 && scale.is_finite()) || zero_point < lo || zero_point > hi {
+        return Err(Error::runtime(format!(
+            "{what}: invalid output scale {scale} or zero point {zero_point} for {}",
+            dtype.name()
+        )));
+    }
+    Ok(())
+}
+
+/// The bias as `n` floats.
+fn bias_values(bias: Option<&Tensor>, n: usize, what: &str) -> Result<Option<Vec<f32>>> {
+    let Some(b) = bias else { return Ok(None) };
+    if b.is_quantized() || b.numel() != n || b.dim() != 1 {
+        return Err(Error::runtime(format!(
+            "{what}: the bias must be a float tensor of {n} elements, got shape {:?}",
+            b.sizes().as_slice()
+        )));
+    }
+    Ok(Some(b.to_vec::<f32>()))
+}
+
+/// FBGEMM's requantization of one accumulator of output channel `c`.
+struct Requant {
+    act_times_w_scale: Vec<f32>,
+    multiplier: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    zero_point: i64,
+    lo: i64,
+    hi: i64,
+}
+
+impl Requant {
+    fn new(
+        x_scale: f64,
+        w_scales: &[f64],
+        bias: Option<Vec<f32>>,
+        out: (f64, i64, QDType),
+        relu: bool,
+    ) -> Requant {
+        let (y_scale, zero_point, dtype) = out;
+        let act_times_w_scale: Vec<f32> = w_scales
+            .iter()
+            .map(|&w| x_scale as f32 * w as f32)
+            .collect();
+        let multiplier = act_times_w_scale
+            .iter()
+            .map(|&a| a / y_scale as f32)
+            .collect();
+        let (lo, hi) = dtype.range();
+        Requant {
+            act_times_w_scale,
+            multiplier,
+            bias,
+            zero_point,
+            lo: if relu { lo.max(zero_point) } else { lo },
+            hi,
+        }
+    }
+
+    fn apply(&self, acc: i32, c: usize) -> i64 {
+        let mut raw = acc as f32;
+        if let Some(b) = &self.bias {
+            raw += b[c] / self.act_times_w_scale[c];
+        }
+        let v = (raw * self.multiplier[c]).round_ties_even() as f64 + self.zero_point as f64;
+        v.clamp(self.lo as f64, self.hi as f64) as i64
+    }
+}
+
+/// Weight integers minus their zero points, with each output channel's scale.
+fn weight_ints(w: &Tensor, n: usize, what: &str) -> Result<(Vec<i32>, Vec<f64>)> {
+    let wq = quantizer_of(w, what)?;
+    if wq.dtype != QDType::QInt8 {
+        return Err(Error::runtime(format!(
+            "{what}: expected a qint8 weight, got {}",
+            wq.dtype.name()
+        )));
+    }
+    let (scales, zps) = wq.channel_params(n, what)?;
+    let vals = int_values(w);
+    let per = vals.len() / n.max(1);
+    let ints = vals
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v - zps[i / per.max(1)]) as i32)
+        .collect();
+    Ok((ints, scales))
+}
+
+/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in `i32`.
+fn int_gemm_nt(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Vec<i32> {
+    let mut out = vec![0i32; m * n];
+    for i in 0..m {
+        let ar = &a[i * k..(i + 1) * k];
+        for j in 0..n {
+            let br = &b[j * k..(j + 1) * k];
+            out[i * n + j] = ar
+                .iter()
+                .zip(br)
+                .fold(0i32, |s, (&x, &y)| s.wrapping_add(x.wrapping_mul(y)));
+        }
+    }
+    out
+}
+
+/// Rows `[M, K]` of the input's last dimension and the result's shape with `n` columns.
+fn rows(x: &Tensor, k: usize, n: usize, what: &str) -> Result<(usize, Vec<i64>)> {
+    let sizes = x.sizes();
+    if sizes.is_empty() || sizes[sizes.len() - 1] as usize != k {
+        return Err(Error::runtime(format!(
+            "{what}: the input's last dimension must be {k}, got shape {:?}",
+            sizes.as_slice()
+        )));
+    }
+    let mut out: Vec<i64> = sizes.to_vec();
+    *out.last_mut().expect("non-empty") = n as i64;
+    Ok((x.numel() / k.max(1), out))
+}
+
+/// `quantized::linear` / `linear_relu`: quantized input, qint8 weight `[N, K]`, float bias.
+pub fn qlinear(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    out_scale: f64,
+    out_zero_point: i64,
+    relu: bool,
+) -> Result<Tensor> {
+    let what = "quantized::linear";
+    let xq = quantizer_of(x, what)?;
+    let (xs, xz) = xq.per_tensor(what)?;
+    check_out_params(out_scale, out_zero_point, xq.dtype, what)?;
+    let wsz = w.sizes();
+    if wsz.len() != 2 {
+        return Err(Error::runtime(format!("{what}: the weight must be 2-d")));
+    }
+    let (n, k) = (wsz[0] as usize, wsz[1] as usize);
+    let (m, out_sizes) = rows(x, k, n, what)?;
+    let (wi, ws) = weight_ints(w, n, what)?;
+    let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
+    let acc = int_gemm_nt(&xi, m, k, &wi, n);
+    let rq = Requant::new(
+        xs,
+        &ws,
+        bias_values(bias, n, what)?,
+        (out_scale, out_zero_point, xq.dtype),
+        relu,
+    );
+    let vals: Vec<i64> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| rq.apply(a, i % n))
+        .collect();
+    from_int_values(
+        &vals,
+        &out_sizes,
+        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
+    )
+}
+
+/// `quantized::linear_dynamic` (`linear_relu_dynamic` with `relu`): float input quantized to
+/// quint8 from its own range, qint8 weight `[N, K]`, float result.
+pub fn qlinear_dynamic(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    reduce_range: bool,
+    relu: bool,
+) -> Result<Tensor> {
+    let what = "quantized::linear_dynamic";
+    if x.is_quantized() || !x.dtype().is_floating_point() {
+        return Err(Error::runtime(format!(
+            "{what}: the input must be a float tensor"
+        )));
+    }
+    let wsz = w.sizes();
+    if wsz.len() != 2 {
+        return Err(Error::runtime(format!("{what}: the weight must be 2-d")));
+    }
+    let (n, k) = (wsz[0] as usize, wsz[1] as usize);
+    let (m, out_sizes) = rows(x, k, n, what)?;
+    let (wi, ws) = weight_ints(w, n, what)?;
+    let bias = bias_values(bias, n, what)?;
+    let xv = x.to_vec::<f32>();
+    let (mut min, mut max) = (0.0f32, 0.0f32);
+    if let Some(&first) = xv.first() {
+        (min, max) = (first, first);
+        for &v in &xv {
+            min = min.min(v);
+            max = max.max(v);
+        }
+    }
+    let (scale, zp) = choose_qparams(min, max, 0, 255, reduce_range);
+    let inv = 1.0f32 / scale;
+    let xi: Vec<i32> = xv
+        .iter()
+        .map(|&v| (quantize_val(v, inv, zp, 0, 255) - zp) as i32)
+        .collect();
+    let acc = int_gemm_nt(&xi, m, k, &wi, n);
+    let out: Vec<f32> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let c = i % n;
+            let mut v = scale * ws[c] as f32 * a as f32;
+            if let Some(b) = &bias {
+                v += b[c];
+            }
+            if relu {
+                v = v.max(0.0);
+            }
+            v
+        })
+        .collect();
+    Tensor::from_vec(out, &out_sizes)
+}
+
+fn conv_out(size: usize, k: usize, s: usize, p: usize, d: usize) -> Option<usize> {
+    let span = d * (k - 1) + 1;
+    (size + 2 * p).checked_sub(span).map(|r| r / s + 1)
+}
+
+/// `quantized::conv2d` / `conv2d_relu`: NCHW quantized input, qint8 weight
+/// `[OC, IC / groups, KH, KW]` (per tensor or per output channel), float bias.
+pub fn qconv2d(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    p: &QConvParams,
+    out_scale: f64,
+    out_zero_point: i64,
+    relu: bool,
+) -> Result<Tensor> {
+    let what = "quantized::conv2d";
+    let xq = quantizer_of(x, what)?;
+    let (xs, xz) = xq.per_tensor(what)?;
+    check_out_params(out_scale, out_zero_point, xq.dtype, what)?;
+    let (xsz, wsz) = (x.sizes(), w.sizes());
+    if xsz.len() != 4 || wsz.len() != 4 {
+        return Err(Error::runtime(format!(
+            "{what}: expected a 4-d input and weight, got shapes {:?} and {:?}",
+            xsz.as_slice(),
+            wsz.as_slice()
+        )));
+    }
+    let [nb, ic, h, wd] = [xsz[0], xsz[1], xsz[2], xsz[3]].map(|v| v as usize);
+    let [oc, icg, kh, kw] = [wsz[0], wsz[1], wsz[2], wsz[3]].map(|v| v as usize);
+    let g = p.groups;
+    if g == 0
+        || icg * g != ic
+        || oc % g != 0
+        || kh == 0
+        || kw == 0
+        || p.stride.contains(&0)
+        || p.dilation.contains(&0)
+    {
+        return Err(Error::runtime(format!(
+            "{what}: input of shape {:?} does not fit weight {:?} with groups {g}",
+            xsz.as_slice(),
+            wsz.as_slice()
+        )));
+    }
+    let (Some(oh), Some(ow)) = (
+        conv_out(h, kh, p.stride[0], p.padding[0], p.dilation[0]),
+        conv_out(wd, kw, p.stride[1], p.padding[1], p.dilation[1]),
+    ) else {
+        return Err(Error::runtime(format!(
+            "{what}: the kernel is larger than the padded input {:?}",
+            xsz.as_slice()
+        )));
+    };
+    let (wi, ws) = weight_ints(w, oc, what)?;
+    let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
+    let rq = Requant::new(
+        xs,
+        &ws,
+        bias_values(bias, oc, what)?,
+        (out_scale, out_zero_point, xq.dtype),
+        relu,
+    );
+    let ocg = oc / g;
+    let mut vals = vec![0i64; nb * oc * oh * ow];
+    for n in 0..nb {
+        for o in 0..oc {
+            let grp = o / ocg;
+            let wbase = o * icg * kh * kw;
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let mut acc = 0i32;
+                    for ci in 0..icg {
+                        let c = grp * icg + ci;
+                        let xplane = (n * ic + c) * h * wd;
+                        for ki in 0..kh {
+                            let iy = (y * p.stride[0] + ki * p.dilation[0]) as isize
+                                - p.padding[0] as isize;
+                            if iy < 0 || iy as usize >= h {
+                                continue;
+                            }
+                            for kj in 0..kw {
+                                let ix = (xo * p.stride[1] + kj * p.dilation[1]) as isize
+                                    - p.padding[1] as isize;
+                                if ix < 0 || ix as usize >= wd {
+                                    continue;
+                                }
+                                let xv = xi[xplane + iy as usize * wd + ix as usize];
+                                let wv = wi[wbase + (ci * kh + ki) * kw + kj];
+                                acc = acc.wrapping_add(xv.wrapping_mul(wv));
+                            }
+                        }
+                    }
+                    vals[((n * oc + o) * oh + y) * ow + xo] = rq.apply(acc, o);
+                }
+            }
+        }
+    }
+    from_int_values(
+        &vals,
+        &[nb as i64, oc as i64, oh as i64, ow as i64],
+        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
+    )
+}
+
+/// Dequantized values of a per-tensor quantized tensor (`q * s + (-zp * s)`, fused).
+fn dequant_values(x: &Tensor, what: &str) -> Result<(Vec<f32>, QDType)> {
+    let q = quantizer_of(x, what)?;
+    let (s, zp) = q.per_tensor(what)?;
+    let s = s as f32;
+    let premul = s * -(zp as f32);
+    Ok((
+        int_values(x)
+            .iter()
+            .map(|&v| (v as f32).mul_add(s, premul))
+            .collect(),
+        q.dtype,
+    ))
+}
+
+fn quantize_values(
+    vals: &[f32],
+    sizes: &[i64],
+    dtype: QDType,
+    scale: f64,
+    zero_point: i64,
+) -> Result<Tensor> {
+    let (lo, hi) = dtype.range();
+    let inv = 1.0f32 / scale as f32;
+    let q: Vec<i64> = vals
+        .iter()
+        .map(|&v| quantize_val(v, inv, zero_point, lo, hi))
+        .collect();
+    from_int_values(&q, sizes, per_tensor_quantizer(dtype, scale, zero_point))
+}
+
+/// The integer values of `a` and `b` broadcast to their common shape, and that shape.
+fn broadcast_ints(a: &Tensor, b: &Tensor, what: &str) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+    let shape = crate::shape::broadcast_shapes(&a.sizes(), &b.sizes()).map_err(|_| {
+        Error::runtime(format!(
+            "{what}: operands of shapes {:?} and {:?} do not broadcast",
+            a.sizes().as_slice(),
+            b.sizes().as_slice()
+        ))
+    })?;
+    let ints = |t: &Tensor| -> Result<Vec<i64>> {
+        Ok(super::plain_view(t)?.expand(&shape, false)?.to_vec::<i64>())
+    };
+    Ok((ints(a)?, ints(b)?, shape.to_vec()))
+}
+
+fn dequant_ints(vals: &[i64], q: &Quantizer, what: &str) -> Result<Vec<f32>> {
+    let (s, zp) = q.per_tensor(what)?;
+    let s = s as f32;
+    let premul = s * -(zp as f32);
+    Ok(vals
+        .iter()
+        .map(|&v| (v as f32).mul_add(s, premul))
+        .collect())
+}
+
+/// `quantized::add` / `add_relu`: dequantize both, add in `f32`, quantize to `(scale, zp)`.
+pub fn qadd(a: &Tensor, b: &Tensor, scale: f64, zero_point: i64, relu: bool) -> Result<Tensor> {
+    let what = "quantized::add";
+    let (qa, qb) = (quantizer_of(a, what)?, quantizer_of(b, what)?);
+    let (ia, ib, shape) = broadcast_ints(a, b, what)?;
+    let dtype = qa.dtype;
+    let (da, db) = (dequant_ints(&ia, qa, what)?, dequant_ints(&ib, qb, what)?);
+    check_out_params(scale, zero_point, dtype, what)?;
+    let sum: Vec<f32> = da
+        .iter()
+        .zip(&db)
+        .map(|(&x, &y)| {
+            let v = x + y;
+            if relu {
+                v.max(0.0)
+            } else {
+                v
+            }
+        })
+        .collect();
+    quantize_values(&sum, &shape, dtype, scale, zero_point)
+}
+
+/// `quantized::mul` / `mul_relu`: the integer product of the zero-point-shifted operands,
+/// requantized with `multiplier = a_scale * b_scale / scale` (ATen's `qmul` kernel).
+pub fn qmul(a: &Tensor, b: &Tensor, scale: f64, zero_point: i64, relu: bool) -> Result<Tensor> {
+    let what = "quantized::mul";
+    let (ia, ib, shape) = broadcast_ints(a, b, what)?;
+    let qa = quantizer_of(a, what)?;
+    let qb = quantizer_of(b, what)?;
+    let (sa, za) = qa.per_tensor(what)?;
+    let (sb, zb) = qb.per_tensor(what)?;
+    check_out_params(scale, zero_point, qa.dtype, what)?;
+    let inv = 1.0f32 / scale as f32;
+    let multiplier = (sa * sb * inv as f64) as f32;
+    let (lo, hi) = qa.dtype.range();
+    let lo = if relu { lo.max(zero_point) } else { lo };
+    let vals: Vec<i64> = ia
+        .iter()
+        .zip(ib)
+        .map(|(&x, y)| {
+            let c = ((x - za) * (y - zb)) as i32;
+            (round_clamp(c as f32 * multiplier, i64::MIN / 2, i64::MAX / 2) + zero_point)
+                .clamp(lo, hi)
+        })
+        .collect();
+    from_int_values(
+        &vals,
+        &shape,
+        per_tensor_quantizer(qa.dtype, scale, zero_point),
+    )
+}
+
+/// `quantized::hardswish`: `x * min(max(x + 3, 0), 6) / 6` on dequantized values.
+pub fn qhardswish(x: &Tensor, scale: f64, zero_point: i64) -> Result<Tensor> {
+    let what = "quantized::hardswish";
+    let (dx, dtype) = dequant_values(x, what)?;
+    check_out_params(scale, zero_point, dtype, what)?;
+    let y: Vec<f32> = dx
+        .iter()
+        .map(|&v| v * (v + 3.0).clamp(0.0, 6.0) / 6.0)
+        .collect();
+    quantize_values(&y, &x.sizes(), dtype, scale, zero_point)
+}
+
+/// `hardsigmoid` of a quantized tensor: `min(max(x + 3, 0), 6) / 6`, quantized with the fixed
+/// parameters ATen uses (scale 1/256, zero point 0 for quint8, -128 for qint8).
+pub fn qhardsigmoid(x: &Tensor) -> Result<Tensor> {
+    let what = "hardsigmoid";
+    let (dx, dtype) = dequant_values(x, what)?;
+    let zero_point = match dtype {
+        QDType::QUInt8 => 0,
+        QDType::QInt8 => -128,
+        QDType::QInt32 => {
+            return Err(Error::runtime(
+                "hardsigmoid is not implemented for quantized tensors of dtype QInt32",
+            ))
+        }
+    };
+    let y: Vec<f32> = dx
+        .iter()
+        .map(|&v| (v + 3.0).clamp(0.0, 6.0) / 6.0)
+        .collect();
+    quantize_values(&y, &x.sizes(), dtype, 1.0 / 256.0, zero_point)
+}
+
+/// `relu` of a quantized tensor: `max(q, zero_point)` with the same quantizer.
+pub fn qrelu(x: &Tensor) -> Result<Tensor> {
+    let what = "relu";
+    let q = quantizer_of(x, what)?;
+    let (_, zp) = q.per_tensor(what)?;
+    let vals: Vec<i64> = int_values(x).iter().map(|&v| v.max(zp)).collect();
+    from_int_values(&vals, &x.sizes(), (**q).clone())
+}
+
+/// Splits `[.., H, W]` into planes; returns (planes, H, W).
+fn planes(x: &Tensor, what: &str) -> Result<(usize, usize, usize)> {
+    let s = x.sizes();
+    if s.len() != 3 && s.len() != 4 {
+        return Err(Error::runtime(format!(
+            "{what}: expected a 3-d or 4-d quantized input, got shape {:?}",
+            s.as_slice()
+        )));
+    }
+    let n = s.len();
+    let (h, w) = (s[n - 2] as usize, s[n - 1] as usize);
+    Ok((x.numel() / (h * w).max(1), h, w))
+}
+
+fn out_shape(x: &Tensor, oh: usize, ow: usize) -> Vec<i64> {
+    let mut s: Vec<i64> = x.sizes().to_vec();
+    let n = s.len();
+    s[n - 2] = oh as i64;
+    s[n - 1] = ow as i64;
+    s
+}
+
+/// PyTorch's pooling output size (with `ceil_mode`'s rule that the last window starts inside
+/// the input or left padding).
+fn pool_out(size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Option<usize> {
+    let span = (d * (k - 1) + 1) as i64;
+    let num = size as i64 + 2 * p as i64 - span;
+    if num < 0 && !ceil {
+        return None;
+    }
+    let s_i = s as i64;
+    let mut out = if ceil {
+        (num + s_i - 1).div_euclid(s_i) + 1
+    } else {
+        num.div_euclid(s_i) + 1
+    };
+    if ceil && (out - 1) * s_i >= size as i64 + p as i64 {
+        out -= 1;
+    }
+    (out > 0).then_some(out as usize)
+}
+
+/// `max_pool2d` of a quantized tensor: the integer maximum of each window (same quantizer).
+pub fn qmax_pool2d(
+    x: &Tensor,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    let what = "quantized max_pool2d";
+    let q = quantizer_of(x, what)?;
+    let (np, h, w) = planes(x, what)?;
+    if kernel.contains(&0) || stride.contains(&0) || dilation.contains(&0) {
+        return Err(Error::runtime(format!(
+            "{what}: kernel, stride and dilation must be positive"
+        )));
+    }
+    if padding[0] * 2 > kernel[0] || padding[1] * 2 > kernel[1] {
+        return Err(Error::runtime(format!(
+            "{what}: pad should be at most half of effective kernel size"
+        )));
+    }
+    let (Some(oh), Some(ow)) = (
+        pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode),
+        pool_out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode),
+    ) else {
+        return Err(Error::runtime(format!(
+            "{what}: the output size is too small for input of shape {:?}",
+            x.sizes().as_slice()
+        )));
+    };
+    let xi = int_values(x);
+    let mut vals = vec![0i64; np * oh * ow];
+    for pl in 0..np {
+        let base = pl * h * w;
+        for y in 0..oh {
+            for xo in 0..ow {
+                let mut best = i64::MIN;
+                for ki in 0..kernel[0] {
+                    let iy = (y * stride[0] + ki * dilation[0]) as isize - padding[0] as isize;
+                    if iy < 0 || iy as usize >= h {
+                        continue;
+                    }
+                    for kj in 0..kernel[1] {
+                        let ix = (xo * stride[1] + kj * dilation[1]) as isize - padding[1] as isize;
+                        if ix < 0 || ix as usize >= w {
+                            continue;
+                        }
+                        best = best.max(xi[base + iy as usize * w + ix as usize]);
+                    }
+                }
+                vals[(pl * oh + y) * ow + xo] = best;
+            }
+        }
+    }
+    from_int_values(&vals, &out_shape(x, oh, ow), (**q).clone())
+}
+
+/// `adaptive_avg_pool2d` of a quantized tensor: the integer sum of each window, shifted by the
+/// zero point and requantized with `1 / window size` (same quantizer).
+pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tensor> {
+    let what = "quantized adaptive_avg_pool2d";
+    let q = quantizer_of(x, what)?;
+    let (s, zp) = q.per_tensor(what)?;
+    let (np, h, w) = planes(x, what)?;
+    let [oh, ow] = output_size;
+    if oh == 0 || ow == 0 || h == 0 || w == 0 {
+        return Err(Error::runtime(format!(
+            "{what}: output size {output_size:?} and input shape {:?} must be non-empty",
+            x.sizes().as_slice()
+        )));
+    }
+    let (lo, hi) = q.dtype.range();
+    let xi = int_values(x);
+    let mut vals = vec![0i64; np * oh * ow];
+    for pl in 0..np {
+        let base = pl * h * w;
+        for i in 0..oh {
+            let (hs, he) = (i * h / oh, ((i + 1) * h).div_ceil(oh));
+            for j in 0..ow {
+                let (ws, we) = (j * w / ow, ((j + 1) * w).div_ceil(ow));
+                let size = ((he - hs) * (we - ws)) as i64;
+                let mut acc: i64 = 0;
+                for y in hs..he {
+                    for xx in ws..we {
+                        acc += xi[base + y * w + xx];
+                    }
+                }
+                acc -= size * zp;
+                // ATen's multiplier is `input_scale / output_scale / size`; the output keeps
+                // the input's parameters.
+                let (in_scale, out_scale) = (s as f32, s as f32);
+                let multiplier = in_scale / out_scale / size as f32;
+                let v = round_clamp(acc as f32 * multiplier, i64::MIN / 2, i64::MAX / 2) + zp;
+                vals[(pl * oh + i) * ow + j] = v.clamp(lo, hi);
+            }
+        }
+    }
+    from_int_values(&vals, &out_shape(x, oh, ow), (**q).clone())
+}
