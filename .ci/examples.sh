@@ -14,3 +14,6 @@ out=$(printf '{"id":1,"shape":[1,2],"data":[0.5,-1.0]}\n{"id":2,"shape":[1,2],"s
   cargo run -q --release -p torchscript --example serve -- "$DATA/add_relu.pt" 2)
 echo "$out"
 echo "$out" | grep -q '"id":1' && echo "$out" | grep -q '"id":2'
+echo "== examples: train_mlp"
+# Trains the scripted MLP with Adam from Rust; the example fails unless the loss decreases.
+cargo run -q --release -p torchscript --example train_mlp -- "$DATA/mlp.pt" adam 100 "${TMPDIR:-/tmp}/tsrs-mlp-trained.pt"

@@ -153,7 +153,7 @@ def run_tsrs(c, path, inp, iters):
     if not (os.path.exists(path) and os.path.exists(inp)):
         return None, "no model/inputs (run once with torch installed)"
     r = subprocess.run([a.cli, "bench", path, "--entry", c["entry"], "--inputs", inp,
-                        "--iters", str(iters), "--warmup", "3", "--json"],
+                        "--iters", str(iters), "--warmup", "3", "--json", "--no-grad"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or ["failed"])[-1][:120]
@@ -233,7 +233,8 @@ def startup():
             best = r if best is None or r[0] < best[0] else best
         return best
 
-    ours = measure([a.cli, "run", model, "--entry", "forward", "--inputs", inp, "--output", out])
+    ours = measure([a.cli, "run", model, "--entry", "forward", "--inputs", inp, "--output", out,
+                    "--no-grad"])
     theirs = None
     if torch is not None:
         code = ("import torch; m = torch.jit.load(%r); a = torch.load(%r)\n"

@@ -27,3 +27,14 @@ class Raises(nn.Module):
             raise ValueError("negative input")
         return x * 2
 torch.jit.script(Raises()).save("data/raises.pt")
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.fc3 = nn.Linear(32, 1)
+    def forward(self, x):
+        x = torch.tanh(self.fc1(x))
+        x = torch.relu(self.fc2(x))
+        return self.fc3(x)
+torch.jit.script(Mlp()).save("data/mlp.pt")
