@@ -123,6 +123,18 @@ fn new_tensor(data: &Bound<'_, PyAny>, dtype: Option<PyDType>) -> PyResult<PyTen
     })
 }
 
+/// `torch.is_grad_enabled()` on the calling thread.
+#[pyfunction]
+fn is_grad_enabled() -> bool {
+    torchscript::autograd::is_grad_enabled()
+}
+
+/// Turns autograd recording on or off for the calling thread (the guards of `tsrs.no_grad`).
+#[pyfunction]
+fn _set_grad_enabled(enabled: bool) {
+    torchscript::autograd::set_grad_enabled(enabled)
+}
+
 /// Seeds the default generator (`torch.manual_seed`).
 #[pyfunction]
 fn manual_seed(seed: u64) {
@@ -192,6 +204,8 @@ fn _tsrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(new_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(freeze, m)?)?;

@@ -369,6 +369,45 @@ impl PyTensor {
         self.t.is_contiguous()
     }
 
+    /// Whether operations on this tensor record autograd history.
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+
+    /// `t.requires_grad = flag`: only leaves of floating or complex dtype, as in PyTorch.
+    #[setter]
+    fn set_requires_grad(&self, flag: bool) -> PyResult<()> {
+        let t = torchscript::Tensor::from_inner(self.t.clone());
+        t.set_requires_grad(flag).map_err(crate::errors::to_py)
+    }
+
+    /// The gradient accumulated by `backward()`, or None.
+    #[getter]
+    fn grad(&self) -> Option<PyTensor> {
+        self.t.grad().map(|t| PyTensor { t })
+    }
+
+    /// `t.grad = g` (or `None`, as `zero_grad(set_to_none=True)` does).
+    #[setter]
+    fn set_grad(&self, grad: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
+        if let Some(g) = &grad {
+            if g.t.sizes() != self.t.sizes() {
+                return Err(PyValueError::new_err(
+                    "assigned grad has data of a different size",
+                ));
+            }
+        }
+        self.t.set_grad(grad.map(|g| g.t.clone()));
+        Ok(())
+    }
+
+    /// Whether this tensor was made by the user rather than by a recorded operation.
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.is_leaf()
+    }
+
     /// The value of a one-element tensor as a Python number.
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, self.scalar_value("number")?)

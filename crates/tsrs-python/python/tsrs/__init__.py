@@ -56,7 +56,8 @@ from ._tsrs import (  # noqa: F401  (dtypes, as torch.float32 ...)
 )
 from ._script import script
 from ._trace import TracerWarning, trace
-from . import nn
+from . import autograd, nn
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 __all__ = [
     "CompilationUnit",
@@ -67,17 +68,22 @@ __all__ = [
     "Tensor",
     "TracerWarning",
     "compile",
+    "autograd",
     "dtype",
+    "enable_grad",
     "freeze",
     "from_dlpack",
     "from_numpy",
+    "is_grad_enabled",
     "is_tracing",
     "load",
     "manual_seed",
     "optimize_for_inference",
     "nn",
+    "no_grad",
     "save",
     "script",
+    "set_grad_enabled",
     "set_num_threads",
     "tensor",
     "trace",
