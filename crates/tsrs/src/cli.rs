@@ -83,6 +83,9 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Time the calls with gradients disabled (`torch.no_grad()`), as `run --no-grad`.
+        #[arg(long)]
+        no_grad: bool,
     },
     /// Describe a saved module: submodules, parameters, buffers, attributes, methods, version.
     Info {
@@ -214,7 +217,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             iters,
             warmup,
             json,
-        } => crate::bench::bench(&program, &entry, inputs.as_deref(), iters, warmup, json),
+            no_grad,
+        } => {
+            let _mode = no_grad.then(torchscript::autograd::no_grad);
+            crate::bench::bench(&program, &entry, inputs.as_deref(), iters, warmup, json)
+        }
         Command::Info { model } => crate::model::info(&model),
         Command::Code { model } => crate::model::code(&model),
         Command::Ops { filter, missing } => crate::dev_commands::ops(filter.as_deref(), missing),

@@ -338,15 +338,24 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
         return Ok(());
     }
     let mut saved: Vec<SavedTensor> = match info.formula {
-        Some(f) if f.saves_inputs => flat_inputs(&args, &read_only_args(info))
-            .into_iter()
-            .flatten()
-            .filter(|t| !info.in_place || !Tensor::is_same(t, first_out))
-            .map(|t| SavedTensor {
-                version: t.version(),
-                tensor: t,
-            })
-            .collect(),
+        Some(f) if f.saves_inputs => {
+            // A functional operator that writes nothing saves exactly its inputs.
+            let from_args;
+            let src: &[Option<Tensor>] = if !info.in_place && info.written.is_empty() {
+                &inputs
+            } else {
+                from_args = flat_inputs(&args, &read_only_args(info));
+                &from_args
+            };
+            src.iter()
+                .flatten()
+                .filter(|t| !info.in_place || !Tensor::is_same(t, first_out))
+                .map(|t| SavedTensor {
+                    version: t.version(),
+                    tensor: t.clone(),
+                })
+                .collect()
+        }
         _ => Vec::new(),
     };
     if info.formula.is_some_and(|f| f.saves_result) {
