@@ -44,7 +44,11 @@ fn forward_and_backward_from_eight_threads() {
                     // A thread's no_grad scope does not leak into the others.
                     if c % 4 == 0 {
                         let _off = autograd::no_grad();
-                        let y: Tensor = model.forward((inputs[i].clone(),)).unwrap().try_into().unwrap();
+                        let y: Tensor = model
+                            .forward((inputs[i].clone(),))
+                            .unwrap()
+                            .try_into()
+                            .unwrap();
                         assert!(!y.requires_grad());
                     }
                 }

@@ -713,7 +713,11 @@ fn gradcheck_factorizations() {
     let sym = |xs: &[Tensor]| {
         let s = call1(
             "aten::add.Tensor",
-            vec![tv(&xs[0]), tv(&call1("aten::t", vec![tv(&xs[0])])?), IValue::Int(1)],
+            vec![
+                tv(&xs[0]),
+                tv(&call1("aten::t", vec![tv(&xs[0])])?),
+                IValue::Int(1),
+            ],
         )?;
         call("aten::linalg_matrix_sqrth", vec![tv(&s)])
     };
@@ -758,7 +762,13 @@ fn gradcheck_sorted_and_segmented() {
     let q = t(&[0.25, 0.8], &[2]);
     let f = op_fn(
         "aten::nanquantile",
-        vec![tv(&m), tv(&q), IValue::None, IValue::Bool(true), IValue::str("linear")],
+        vec![
+            tv(&m),
+            tv(&q),
+            IValue::None,
+            IValue::Bool(true),
+            IValue::str("linear"),
+        ],
     );
     gradcheck(&f, &[m.clone()], Tolerance::default()).unwrap();
     let (qh, kh, vh) = (
@@ -812,13 +822,16 @@ fn relu_in_place_saves_its_result() {
     call1("aten::mul_.Scalar", vec![tv(&r), IValue::Double(2.0)]).unwrap();
     let err = call(
         "aten::backward",
-        vec![tv(&sum(&r)), IValue::None, IValue::None, IValue::Bool(false)],
+        vec![
+            tv(&sum(&r)),
+            IValue::None,
+            IValue::None,
+            IValue::Bool(false),
+        ],
     )
     .err()
     .expect("the saved result was modified");
-    assert!(err
-        .to_string()
-        .contains("modified by an inplace operation"));
+    assert!(err.to_string().contains("modified by an inplace operation"));
 }
 
 #[test]

@@ -55,7 +55,8 @@ fn quantile_along(
     let pos = o::mul_s(&last, q)?;
     let lo = o::call1("aten::floor", vec![tv(&pos)])?;
     let hi = o::call1("aten::ceil", vec![tv(&pos)])?;
-    let at = |p: &Tensor| -> Result<Tensor, Error> { gather(sorted, d, &o::to_dtype(p, DType::Int64)?) };
+    let at =
+        |p: &Tensor| -> Result<Tensor, Error> { gather(sorted, d, &o::to_dtype(p, DType::Int64)?) };
     let v = match interpolation {
         "lower" => at(&lo)?,
         "higher" => at(&hi)?,
@@ -90,11 +91,11 @@ fn quantile_decomposed(a: &[IValue], ignore_nan: bool) -> Result<Tensor, Error> 
         .and_then(|v| v.as_str().map(|s| s.to_string()))
         .unwrap_or_else(|| "linear".to_string());
     let (qs, q_is_vec): (Vec<f64>, bool) = match a.get(1) {
-        Some(IValue::Tensor(q)) => (
-            o::to_dtype(q, DType::Float64)?.to_vec::<f64>(),
-            q.dim() > 0,
+        Some(IValue::Tensor(q)) => (o::to_dtype(q, DType::Float64)?.to_vec::<f64>(), q.dim() > 0),
+        Some(v) => (
+            vec![v.as_scalar().map(|s| s.to_f64()).unwrap_or(0.5)],
+            false,
         ),
-        Some(v) => (vec![v.as_scalar().map(|s| s.to_f64()).unwrap_or(0.5)], false),
         None => return Err(Error::runtime("quantile: missing q")),
     };
     let nd = x0.dim() as i64;
@@ -124,7 +125,10 @@ fn quantile_decomposed(a: &[IValue], ignore_nan: bool) -> Result<Tensor, Error> 
         outs.push(v);
     }
     if q_is_vec {
-        o::call1("aten::stack", vec![IValue::tensor_list(outs), IValue::Int(0)])
+        o::call1(
+            "aten::stack",
+            vec![IValue::tensor_list(outs), IValue::Int(0)],
+        )
     } else {
         outs.pop()
             .ok_or_else(|| Error::runtime("quantile: no quantile"))
@@ -135,7 +139,11 @@ fn quantile_decomposed(a: &[IValue], ignore_nan: bool) -> Result<Tensor, Error> 
 /// second output, the scores' log-sum-exp, is not differentiable).
 fn flash_attention_decomposed(a: &[IValue]) -> Result<Vec<Tensor>, Error> {
     let (q, k, v) = (t_of(a, 0)?, t_of(a, 1)?, t_of(a, 2)?);
-    let dropout = a.get(3).and_then(|x| x.as_scalar()).map(|s| s.to_f64()).unwrap_or(0.0);
+    let dropout = a
+        .get(3)
+        .and_then(|x| x.as_scalar())
+        .map(|s| s.to_f64())
+        .unwrap_or(0.0);
     if dropout > 0.0 {
         return Err(Error::runtime(
             "the derivative of scaled dot product attention with dropout is not implemented in tsrs",
@@ -195,21 +203,36 @@ fn stft_decomposed(a: &[IValue], center_args: bool) -> Result<Vec<Tensor>, Error
         (false, "constant".to_string(), 5)
     };
     let normalized = flag(rest).unwrap_or(false);
-    let complex_in = x0.dtype().is_complex() || window.as_ref().is_some_and(|w| w.dtype().is_complex());
+    let complex_in =
+        x0.dtype().is_complex() || window.as_ref().is_some_and(|w| w.dtype().is_complex());
     let onesided = flag(rest + 1).unwrap_or(!complex_in);
     let return_complex = flag(rest + 2).unwrap_or(true);
     let one_d = x0.dim() == 1;
-    let mut x = if one_d { o::unsqueeze(&x0, 0)? } else { x0.clone() };
+    let mut x = if one_d {
+        o::unsqueeze(&x0, 0)?
+    } else {
+        x0.clone()
+    };
     if center {
         let p = n_fft / 2;
         x = o::call1(
             "aten::pad",
-            vec![tv(&x), IValue::int_list([p, p]), IValue::str(pad_mode), IValue::None],
+            vec![
+                tv(&x),
+                IValue::int_list([p, p]),
+                IValue::str(pad_mode),
+                IValue::None,
+            ],
         )?;
     }
     let frames = o::call1(
         "aten::unfold",
-        vec![tv(&x), IValue::Int(-1), IValue::Int(n_fft), IValue::Int(hop)],
+        vec![
+            tv(&x),
+            IValue::Int(-1),
+            IValue::Int(n_fft),
+            IValue::Int(hop),
+        ],
     )?;
     let window = match window {
         Some(w) => w,
@@ -234,7 +257,11 @@ fn stft_decomposed(a: &[IValue], center_args: bool) -> Result<Vec<Tensor>, Error
     } else {
         IValue::None
     };
-    let op = if onesided { "aten::fft_rfft" } else { "aten::fft_fft" };
+    let op = if onesided {
+        "aten::fft_rfft"
+    } else {
+        "aten::fft_fft"
+    };
     let spec = o::call1(op, vec![tv(&frames), IValue::None, IValue::Int(-1), norm])?;
     let mut spec = o::transpose(&spec, -1, -2)?;
     if one_d {
@@ -264,16 +291,26 @@ fn grid_sample_decomposed(a: &[IValue]) -> Result<Vec<Tensor>, Error> {
     let gs = grid.sizes();
     let (ho, wo) = (gs[1], gs[2]);
     let coord = |k: i64, size: i64| -> Result<Tensor, Error> {
-        let g = o::call1("aten::select.int", vec![tv(&grid), IValue::Int(3), IValue::Int(k)])?;
+        let g = o::call1(
+            "aten::select.int",
+            vec![tv(&grid), IValue::Int(3), IValue::Int(k)],
+        )?;
         let c = if align {
             o::mul_s(&o::add_s(&g, 1.0)?, (size - 1) as f64 / 2.0)?
         } else {
-            o::div_s(&o::add_s(&o::mul_s(&o::add_s(&g, 1.0)?, size as f64)?, -1.0)?, 2.0)?
+            o::div_s(
+                &o::add_s(&o::mul_s(&o::add_s(&g, 1.0)?, size as f64)?, -1.0)?,
+                2.0,
+            )?
         };
         if padding == 1 {
             o::call1(
                 "aten::clamp",
-                vec![tv(&c), IValue::Double(0.0), IValue::Double((size - 1) as f64)],
+                vec![
+                    tv(&c),
+                    IValue::Double(0.0),
+                    IValue::Double((size - 1) as f64),
+                ],
             )
         } else {
             Ok(c)
@@ -289,8 +326,16 @@ fn grid_sample_decomposed(a: &[IValue]) -> Result<Vec<Tensor>, Error> {
     let mut out: Option<Tensor> = None;
     for (dx, dy) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
         let (xc, yc) = (o::add_s(&x0, dx)?, o::add_s(&y0, dy)?);
-        let wx = if dx == 0.0 { o::rsub_s(&fx, 1.0)? } else { fx.clone() };
-        let wy = if dy == 0.0 { o::rsub_s(&fy, 1.0)? } else { fy.clone() };
+        let wx = if dx == 0.0 {
+            o::rsub_s(&fx, 1.0)?
+        } else {
+            fx.clone()
+        };
+        let wy = if dy == 0.0 {
+            o::rsub_s(&fy, 1.0)?
+        } else {
+            fy.clone()
+        };
         let inside = |c: &Tensor, size: i64| -> Result<Tensor, Error> {
             o::call1(
                 "aten::logical_and",
@@ -304,7 +349,11 @@ fn grid_sample_decomposed(a: &[IValue]) -> Result<Vec<Tensor>, Error> {
         let clamped = |c: &Tensor, size: i64| -> Result<Tensor, Error> {
             o::call1(
                 "aten::clamp",
-                vec![tv(c), IValue::Double(0.0), IValue::Double((size - 1) as f64)],
+                vec![
+                    tv(c),
+                    IValue::Double(0.0),
+                    IValue::Double((size - 1) as f64),
+                ],
             )
         };
         let idx = o::add(&o::mul_s(&clamped(&yc, h)?, w as f64)?, &clamped(&xc, w)?)?;
@@ -318,7 +367,9 @@ fn grid_sample_decomposed(a: &[IValue]) -> Result<Vec<Tensor>, Error> {
             Some(acc) => o::add(&acc, &term)?,
         });
     }
-    Ok(vec![out.ok_or_else(|| Error::runtime("grid_sampler_2d: no corner"))?])
+    Ok(vec![out.ok_or_else(|| {
+        Error::runtime("grid_sampler_2d: no corner")
+    })?])
 }
 
 pub(super) fn register(t: &mut Table) {
@@ -341,7 +392,8 @@ pub(super) fn register(t: &mut Table) {
             via_decomposition(c, g, |a| Ok(vec![quantile_decomposed(a, true)?]))
         });
     }
-    t.add("aten::_scaled_dot_product_flash_attention_for_cpu", |c, g| {
-        via_decomposition(c, g, flash_attention_decomposed)
-    });
+    t.add(
+        "aten::_scaled_dot_product_flash_attention_for_cpu",
+        |c, g| via_decomposition(c, g, flash_attention_decomposed),
+    );
 }

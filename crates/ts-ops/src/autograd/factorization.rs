@@ -38,7 +38,12 @@ fn triu(x: &Tensor, k: i64) -> Result<Tensor, Error> {
 fn narrow(x: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor, Error> {
     o::call1(
         "aten::narrow",
-        vec![tv(x), IValue::Int(dim), IValue::Int(start), IValue::Int(len)],
+        vec![
+            tv(x),
+            IValue::Int(dim),
+            IValue::Int(start),
+            IValue::Int(len),
+        ],
     )
 }
 
@@ -67,7 +72,13 @@ fn rows_cols(x: &Tensor) -> (i64, i64) {
 }
 
 /// The gradient of `A = P L U` from the gradients of `L` (`m x k`) and `U` (`k x n`).
-fn lu_backward(p: &Tensor, l: &Tensor, u: &Tensor, gl: &Tensor, gu: &Tensor) -> Result<Tensor, Error> {
+fn lu_backward(
+    p: &Tensor,
+    l: &Tensor,
+    u: &Tensor,
+    gl: &Tensor,
+    gu: &Tensor,
+) -> Result<Tensor, Error> {
     let (m, k) = rows_cols(l);
     let n = rows_cols(u).1;
     let gl = tril(gl, -1)?;
@@ -208,7 +219,10 @@ fn solve_complex(a: &Tensor, b: &Tensor) -> Result<Tensor, Error> {
         -2,
     )?;
     let rhs = cat(vec![re(b)?, im(b)?], -2)?;
-    let x = o::call1("aten::linalg_solve", vec![tv(&m), tv(&rhs), IValue::Bool(true)])?;
+    let x = o::call1(
+        "aten::linalg_solve",
+        vec![tv(&m), tv(&rhs), IValue::Bool(true)],
+    )?;
     let n = rows_cols(a).1;
     o::call1(
         "aten::complex",
@@ -233,7 +247,10 @@ fn eig_backward(l: &Tensor, v: &Tensor, gl: &Tensor, gv: Option<&Tensor>) -> Res
         )?;
         let re = o::call1("aten::real", vec![tv(&d)])?;
         let re = o::to_dtype(&re, v.dtype())?;
-        let t = o::sub(&vhgv, &o::matmul(&vh, &o::mul(v, &o::unsqueeze(&re, -2)?)?)?)?;
+        let t = o::sub(
+            &vhgv,
+            &o::matmul(&vh, &o::mul(v, &o::unsqueeze(&re, -2)?)?)?,
+        )?;
         let lc = o::conj(l)?;
         let e = o::sub(&o::unsqueeze(&lc, -2)?, &o::unsqueeze(&lc, -1)?)?;
         let n = rows_cols(v).1;
@@ -294,7 +311,11 @@ pub(super) fn register(t: &mut Table) {
         } else if m > n {
             let gu = o::call1(
                 "aten::constant_pad_nd",
-                vec![tv(&gu), IValue::int_list([0, 0, 0, m - n]), IValue::Double(0.0)],
+                vec![
+                    tv(&gu),
+                    IValue::int_list([0, 0, 0, m - n]),
+                    IValue::Double(0.0),
+                ],
             )?;
             o::add(&gl, &gu)?
         } else {

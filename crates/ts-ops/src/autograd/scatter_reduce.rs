@@ -134,7 +134,11 @@ fn segment_reduce_grad(c: &Ctx, g: &[Tensor]) -> R {
     let x = c.t(0)?;
     let reduce = c.args.str(1)?.to_string();
     let axis = c.args.int(5)?;
-    let axis = if axis < 0 { axis + x.dim() as i64 } else { axis };
+    let axis = if axis < 0 {
+        axis + x.dim() as i64
+    } else {
+        axis
+    };
     let lengths: Vec<i64> = match (c.args.ot(2)?, c.args.ot(4)?) {
         (Some(l), _) if l.dim() == 1 => o::to_dtype(l, ts_tensor::DType::Int64)?.to_vec::<i64>(),
         (None, Some(off)) if off.dim() == 1 => {
@@ -159,7 +163,10 @@ fn segment_reduce_grad(c: &Ctx, g: &[Tensor]) -> R {
     let n_ids = ids.len() as i64;
     let ids = Tensor::from_vec(ids, &[n_ids])?;
     let per_elem = |t: &Tensor| -> Result<Tensor, Error> {
-        o::call1("aten::index_select", vec![tv(t), IValue::Int(axis), tv(&ids)])
+        o::call1(
+            "aten::index_select",
+            vec![tv(t), IValue::Int(axis), tv(&ids)],
+        )
     };
     let ge = per_elem(&g[0])?;
     let gx = match reduce.as_str() {
