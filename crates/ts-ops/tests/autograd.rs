@@ -900,3 +900,36 @@ fn gradcheck_sampling_and_spectrogram() {
         );
     }
 }
+
+#[test]
+fn gradcheck_householder_products() {
+    let a = t(&rand(12, 70), &[4, 3]);
+    let tau = t(&[0.7, 1.2, 0.4], &[3]);
+    check("aten::linalg_householder_product", vec![tv(&a), tv(&tau)]);
+    let sq = t(&rand(9, 71), &[3, 3]);
+    let tau3 = t(&[1.1, 0.6, 0.0], &[3]);
+    let other = t(&rand(6, 72), &[3, 2]);
+    for transpose in [false, true] {
+        check(
+            "aten::ormqr",
+            vec![
+                tv(&sq),
+                tv(&tau3),
+                tv(&other),
+                IValue::Bool(true),
+                IValue::Bool(transpose),
+            ],
+        );
+    }
+    let right = t(&rand(6, 73), &[2, 3]);
+    check(
+        "aten::ormqr",
+        vec![
+            tv(&sq),
+            tv(&tau3),
+            tv(&right),
+            IValue::Bool(false),
+            IValue::Bool(false),
+        ],
+    );
+}

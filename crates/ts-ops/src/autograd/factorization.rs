@@ -1,6 +1,7 @@
 //! Derivatives of the matrix factorizations: LU (`linalg.lu`, `lu_factor`, `lu_unpack`, the LU
-//! solvers), QR, the general eigendecomposition (`eig`, `eigvals`), and the spectral functions
-//! written on `eigh` (`polar`, `matrix_sqrth`).
+//! solvers), QR, the general eigendecomposition (`eig`, `eigvals`), Householder products
+//! (`householder_product`/`orgqr`, `ormqr`), and the spectral functions written on `eigh`
+//! (`polar`, `matrix_sqrth`).
 //!
 //! LU and QR follow the forward-mode identities of the factorization (`A = P L U`: with
 //! `X = L^-1 P^T dA`, `dL` is `L` times the strictly lower part of `X U^-1` and `dU` the rest;
@@ -271,7 +272,59 @@ fn eig_backward(l: &Tensor, v: &Tensor, gl: &Tensor, gv: Option<&Tensor>) -> Res
     solve_complex(&vh, &o::matmul(&inner, &vh)?)
 }
 
+/// The product of the Householder reflectors `H_i = I - tau_i v_i v_i^H` stored below the
+/// diagonal of `a` (unit diagonal implied), `m x m` (`full`) or its first `n` columns.
+fn householder(a: &Tensor, tau: &Tensor, full: bool) -> Result<Tensor, Error> {
+    let (m, n) = rows_cols(a);
+    let k = tau.sizes().last().copied().unwrap_or(0);
+    let eye = |r: i64, c: i64| {
+        o::call1(
+            "aten::eye.m",
+            vec![
+                IValue::Int(r),
+                IValue::Int(c),
+                IValue::Int(a.dtype().scalar_type_index()),
+                IValue::None,
+                IValue::None,
+                IValue::None,
+            ],
+        )
+    };
+    let v = o::add(&tril(a, -1)?, &eye(m, n)?)?;
+    let mut q = eye(m, m)?;
+    for i in 0..k {
+        let vi = narrow(&v, -1, i, 1)?;
+        let ti = o::unsqueeze(&narrow(tau, -1, i, 1)?, -1)?;
+        let qv = o::matmul(&o::matmul(&q, &vi)?, &o::mh(&vi)?)?;
+        q = o::sub(&q, &o::mul(&ti, &qv)?)?;
+    }
+    if full {
+        Ok(q)
+    } else {
+        narrow(&q, -1, 0, n)
+    }
+}
+
 pub(super) fn register(t: &mut Table) {
+    for name in ["aten::linalg_householder_product", "aten::orgqr"] {
+        t.add(name, |c, g| {
+            via_decomposition(c, g, |a| {
+                Ok(vec![householder(&t_of(a, 0)?, &t_of(a, 1)?, false)?])
+            })
+        });
+    }
+    t.add("aten::ormqr", |c, g| {
+        via_decomposition(c, g, |a| {
+            let q = householder(&t_of(a, 0)?, &t_of(a, 1)?, true)?;
+            let q = if b_of(a, 4, false) { o::mh(&q)? } else { q };
+            let other = t_of(a, 2)?;
+            Ok(vec![if b_of(a, 3, true) {
+                o::matmul(&q, &other)?
+            } else {
+                o::matmul(&other, &q)?
+            }])
+        })
+    });
     t.add("aten::linalg_eig", |c, g| {
         let (l, v) = (c.out(0)?, c.out(1)?);
         Ok(vec![Some(eig_backward(&l, &v, &g[0], Some(&g[1]))?)])
