@@ -241,6 +241,24 @@ fn check(name: &'static str, args: Vec<IValue>) {
     }
 }
 
+/// As [`check`], differentiating only the first output (the others are not differentiable,
+/// as `native_layer_norm`'s statistics or flash attention's log-sum-exp).
+fn check_first(name: &'static str, args: Vec<IValue>) {
+    let xs: Vec<Tensor> = args
+        .iter()
+        .filter_map(|v| {
+            v.as_tensor()
+                .filter(|t| t.dtype().is_floating_point())
+                .cloned()
+        })
+        .collect();
+    let f = op_fn(name, args);
+    let first = |xs: &[Tensor]| f(xs).map(|mut v| v.drain(..1).collect::<Vec<IValue>>());
+    if let Err(e) = gradcheck(&first, &xs, Tolerance::default()) {
+        panic!("{name}: {e}");
+    }
+}
+
 fn pos(n: usize, seed: u64) -> Vec<f64> {
     rand(n, seed).iter().map(|v| v.abs() + 0.5).collect()
 }
@@ -653,4 +671,283 @@ fn gradgradcheck_composes() {
             panic!("{name}: {e}");
         }
     }
+}
+
+#[test]
+fn gradcheck_factorizations() {
+    let sq = t(&[2.0, 0.5, 0.3, 0.1, 3.0, 0.2, 0.4, 0.1, 1.5], &[3, 3]);
+    let wide = t(&[2.0, 0.5, 0.3, 0.7, 0.1, 3.0, 0.2, -0.4], &[2, 4]);
+    let tall = t(&[2.0, 0.5, 0.1, 3.0, 0.4, 0.1, -0.3, 0.6], &[4, 2]);
+    for m in [&sq, &wide, &tall] {
+        check("aten::linalg_lu", vec![tv(m), IValue::Bool(true)]);
+        check("aten::linalg_lu_factor", vec![tv(m), IValue::Bool(true)]);
+        check("aten::linalg_qr", vec![tv(m), IValue::str("reduced")]);
+        let piv = call("aten::linalg_lu_factor", vec![tv(m), IValue::Bool(true)]).unwrap()[1]
+            .as_tensor()
+            .cloned()
+            .unwrap();
+        check(
+            "aten::lu_unpack",
+            vec![tv(m), tv(&piv), IValue::Bool(true), IValue::Bool(true)],
+        );
+        check(
+            "aten::linalg_pinv.atol_rtol_float",
+            vec![tv(m), IValue::None, IValue::None, IValue::Bool(false)],
+        );
+    }
+    let r = call("aten::linalg_lu_factor", vec![tv(&sq), IValue::Bool(true)]).unwrap();
+    let (lu, piv) = (r[0].as_tensor().unwrap(), r[1].as_tensor().unwrap());
+    let b = t(&rand(6, 40), &[3, 2]);
+    for (left, adjoint) in [(true, false), (true, true)] {
+        check(
+            "aten::linalg_lu_solve",
+            vec![
+                tv(lu),
+                tv(piv),
+                tv(&b),
+                IValue::Bool(left),
+                IValue::Bool(adjoint),
+            ],
+        );
+    }
+    let bt = t(&rand(6, 41), &[2, 3]);
+    for adjoint in [false, true] {
+        check(
+            "aten::linalg_lu_solve",
+            vec![
+                tv(lu),
+                tv(piv),
+                tv(&bt),
+                IValue::Bool(false),
+                IValue::Bool(adjoint),
+            ],
+        );
+    }
+    check("aten::lu_solve", vec![tv(&b), tv(lu), tv(piv)]);
+    // Symmetric positive definite: matrix_sqrth; polar of a full-rank tall matrix.
+    let spd = t(&[4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0], &[3, 3]);
+    // Only the lower triangle is read: differentiate through a symmetric input (as torch's
+    // gradcheck of the eigh family does).
+    let sym = |xs: &[Tensor]| {
+        let s = call1(
+            "aten::add.Tensor",
+            vec![
+                tv(&xs[0]),
+                tv(&call1("aten::t", vec![tv(&xs[0])])?),
+                IValue::Int(1),
+            ],
+        )?;
+        call("aten::linalg_matrix_sqrth", vec![tv(&s)])
+    };
+    gradcheck(&sym, std::slice::from_ref(&spd), Tolerance::default()).unwrap();
+    check("aten::linalg_polar", vec![tv(&tall)]);
+}
+
+#[test]
+fn gradcheck_sorted_and_segmented() {
+    let x = t(&[0.3, -1.2, 2.5, 0.7, -0.1, 1.9], &[6]);
+    let lengths = Tensor::from_vec(vec![2i64, 3, 1], &[3]).unwrap();
+    for reduce in ["sum", "mean", "max", "min", "prod"] {
+        check(
+            "aten::segment_reduce",
+            vec![
+                tv(&x),
+                IValue::str(reduce),
+                tv(&lengths),
+                IValue::None,
+                IValue::None,
+                IValue::Int(0),
+                IValue::Bool(false),
+                IValue::None,
+            ],
+        );
+    }
+    let m = t(&[0.3, -1.2, 2.5, 0.7, -0.1, 1.9, 0.4, -0.6], &[2, 4]);
+    for interp in ["linear", "lower", "higher", "midpoint", "nearest"] {
+        for name in ["aten::quantile.scalar", "aten::nanquantile.scalar"] {
+            check(
+                name,
+                vec![
+                    tv(&m),
+                    IValue::Double(0.4),
+                    IValue::Int(1),
+                    IValue::Bool(false),
+                    IValue::str(interp),
+                ],
+            );
+        }
+    }
+    let q = t(&[0.25, 0.8], &[2]);
+    let f = op_fn(
+        "aten::nanquantile",
+        vec![
+            tv(&m),
+            tv(&q),
+            IValue::None,
+            IValue::Bool(true),
+            IValue::str("linear"),
+        ],
+    );
+    gradcheck(&f, std::slice::from_ref(&m), Tolerance::default()).unwrap();
+    let (qh, kh, vh) = (
+        t(&rand(12, 42), &[1, 2, 2, 3]),
+        t(&rand(18, 43), &[1, 2, 3, 3]),
+        t(&rand(18, 44), &[1, 2, 3, 3]),
+    );
+    check_first(
+        "aten::_scaled_dot_product_flash_attention_for_cpu",
+        vec![
+            tv(&qh),
+            tv(&kh),
+            tv(&vh),
+            IValue::Double(0.0),
+            IValue::Bool(true),
+            IValue::None,
+            IValue::None,
+        ],
+    );
+}
+
+#[test]
+fn an_absent_optional_tensor_keeps_its_gradient_slot() {
+    // native_layer_norm(x, shape, weight=None, bias): the bias gradient must not land in the
+    // weight's slot.
+    let x = t(&rand(6, 50), &[2, 3]);
+    let bias = t(&rand(3, 51), &[3]);
+    check_first(
+        "aten::native_layer_norm",
+        vec![
+            tv(&x),
+            IValue::int_list([3]),
+            IValue::None,
+            tv(&bias),
+            IValue::Double(1e-5),
+        ],
+    );
+}
+
+#[test]
+fn relu_in_place_saves_its_result() {
+    // relu_ needs no copy of its input: its formula reads the result, so a later in-place
+    // write to that result is caught.
+    let x = leaf(&[1.0, -2.0, 3.0], &[3]);
+    let y = mul(&x, &t(&[1.0, 1.0, 1.0], &[3]));
+    call1("aten::relu_", vec![tv(&y)]).unwrap();
+    let g = grad(&sum(&y), std::slice::from_ref(&x), false);
+    assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>(), vec![1.0, 0.0, 1.0]);
+    let z = mul(&x, &t(&[1.0, 1.0, 1.0], &[3]));
+    let r = call1("aten::relu", vec![tv(&z)]).unwrap();
+    call1("aten::mul_.Scalar", vec![tv(&r), IValue::Double(2.0)]).unwrap();
+    let Err(err) = call(
+        "aten::backward",
+        vec![
+            tv(&sum(&r)),
+            IValue::None,
+            IValue::None,
+            IValue::Bool(false),
+        ],
+    ) else {
+        panic!("the saved result was modified");
+    };
+    assert!(err.to_string().contains("modified by an inplace operation"));
+}
+
+#[test]
+fn in_place_on_a_view_of_a_leaf_fails() {
+    let x = leaf(&[1.0, 2.0, 3.0], &[3]);
+    let v = call1(
+        "aten::select.int",
+        vec![tv(&x), IValue::Int(0), IValue::Int(1)],
+    )
+    .unwrap();
+    let Err(err) = call1("aten::mul_.Scalar", vec![tv(&v), IValue::Double(2.0)]) else {
+        panic!("in-place on a view of a leaf must fail");
+    };
+    assert!(err.to_string().contains(
+        "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    ));
+    // A view of a non-leaf may be written; without grad mode the leaf's view may be too.
+    let y = mul(&x, &t(&[1.0, 1.0, 1.0], &[3]));
+    let w = call1(
+        "aten::select.int",
+        vec![tv(&y), IValue::Int(0), IValue::Int(1)],
+    )
+    .unwrap();
+    call1("aten::mul_.Scalar", vec![tv(&w), IValue::Double(2.0)]).unwrap();
+    let _g = GradModeGuard::no_grad();
+    call1("aten::mul_.Scalar", vec![tv(&v), IValue::Double(2.0)]).unwrap();
+    assert_eq!(x.to_vec::<f64>(), vec![1.0, 4.0, 3.0]);
+}
+
+#[test]
+fn gradcheck_sampling_and_spectrogram() {
+    let input = t(&rand(24, 60), &[1, 2, 3, 4]);
+    let grid = t(
+        &[0.13, -0.41, 0.77, 0.22, -0.58, 0.61, 0.34, -0.93],
+        &[1, 2, 2, 2],
+    );
+    for (padding, align) in [(0, false), (0, true), (1, false)] {
+        check(
+            "aten::grid_sampler_2d",
+            vec![
+                tv(&input),
+                tv(&grid),
+                IValue::Int(0),
+                IValue::Int(padding),
+                IValue::Bool(align),
+            ],
+        );
+    }
+    let x = t(&rand(16, 61), &[16]);
+    for (center, mode, normalized) in [(true, "reflect", false), (false, "constant", true)] {
+        check(
+            "aten::stft.center",
+            vec![
+                tv(&x),
+                IValue::Int(4),
+                IValue::Int(2),
+                IValue::None,
+                IValue::None,
+                IValue::Bool(center),
+                IValue::str(mode),
+                IValue::Bool(normalized),
+                IValue::None,
+                IValue::Bool(false),
+                IValue::None,
+            ],
+        );
+    }
+}
+
+#[test]
+fn gradcheck_householder_products() {
+    let a = t(&rand(12, 70), &[4, 3]);
+    let tau = t(&[0.7, 1.2, 0.4], &[3]);
+    check("aten::linalg_householder_product", vec![tv(&a), tv(&tau)]);
+    let sq = t(&rand(9, 71), &[3, 3]);
+    let tau3 = t(&[1.1, 0.6, 0.0], &[3]);
+    let other = t(&rand(6, 72), &[3, 2]);
+    for transpose in [false, true] {
+        check(
+            "aten::ormqr",
+            vec![
+                tv(&sq),
+                tv(&tau3),
+                tv(&other),
+                IValue::Bool(true),
+                IValue::Bool(transpose),
+            ],
+        );
+    }
+    let right = t(&rand(6, 73), &[2, 3]);
+    check(
+        "aten::ormqr",
+        vec![
+            tv(&sq),
+            tv(&tau3),
+            tv(&right),
+            IValue::Bool(false),
+            IValue::Bool(false),
+        ],
+    );
 }

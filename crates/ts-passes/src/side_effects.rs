@@ -43,6 +43,11 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
         || k == Symbol::aten("manual_seed")
         || k == Symbol::aten("save")
         || k == Symbol::aten("set_grad_enabled")
+        // Autograd: `backward` writes `.grad` and frees the graph, `grad` runs the engine, and
+        // grad mode is state (PyTorch registers them with conservative alias analysis).
+        || k == Symbol::aten("backward")
+        || k == Symbol::aten("grad")
+        || k == Symbol::aten("is_grad_enabled")
     {
         return true;
     }

@@ -1,5 +1,5 @@
 //! The operators through which TorchScript drives autograd: `torch.autograd.grad`,
-//! `Tensor.backward`, `.grad`, `requires_grad_`, `retain_grad`, `is_leaf`,
+//! `Tensor.backward`, `.grad`, `requires_grad_`, `detach_`, `retain_grad`, `is_leaf`,
 //! `_version`, and grad mode (`torch.is_grad_enabled`, `torch.set_grad_enabled`).
 
 use ts_core::IValue;
@@ -128,6 +128,11 @@ pub fn register(r: &Registry) {
         if t.is_leaf() {
             t.set_requires_grad(v);
         }
+        Ok(t.clone())
+    });
+    def(r, "aten::detach_", |a| {
+        let t = a.t(0)?;
+        t.clear_grad_fn();
         Ok(t.clone())
     });
     def(r, "aten::retain_grad", |a| {

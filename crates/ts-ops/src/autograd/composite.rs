@@ -111,7 +111,7 @@ pub(super) fn register(t: &mut Table) {
                     .iter()
                     .filter_map(|v| v.as_tensor().cloned())
                     .collect();
-                let (prep, dim): (&str, i64) = match op.as_str() {
+                let (prep, dim): (&str, i64) = match &*op {
                     "aten::vstack" => ("aten::atleast_2d", 0),
                     "aten::dstack" => ("aten::atleast_3d", 2),
                     "aten::hstack" => (
@@ -260,6 +260,12 @@ pub(super) fn register(t: &mut Table) {
     t.add("aten::linalg_vander", |c, g| {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
+            // A 0-d input is a vector of one element (a `1 x N` result).
+            let x = if x.dim() == 0 {
+                o::reshape(&x, &[1])?
+            } else {
+                x
+            };
             let n = a[1].as_int().unwrap_or(*x.sizes().last().unwrap_or(&1));
             let mut cols = vec![o::add_s(&o::mul_s(&x, 0.0)?, 1.0)?];
             for _ in 1..n {
@@ -273,29 +279,28 @@ pub(super) fn register(t: &mut Table) {
         })
     });
     t.linear("aten::as_strided_scatter", |c, g| {
-        let src = c.t(1)?;
         let a = &c.args.0;
         // as_strided addresses storage: work on a fresh contiguous copy of g.
         let gc = o::call1("aten::clone", vec![tv(&g[0]), IValue::Int(0)])?;
         let gc = o::call1("aten::contiguous", vec![tv(&gc), IValue::Int(0)])?;
+        let win = o::call1(
+            "aten::as_strided",
+            vec![tv(&gc), a[2].clone(), a[3].clone(), a[4].clone()],
+        )?;
+        let win = o::call1("aten::clone", vec![tv(&win), IValue::None])?;
+        // PyTorch's `as_strided_scatter_backward` gives `self` the window of `grad` (zeros
+        // elsewhere), not its complement; the reference gradients are PyTorch's, so follow it.
         let gs = o::call1(
             "aten::as_strided_scatter",
             vec![
-                tv(&gc),
-                tv(&o::zeros_like(src)?),
+                tv(&o::zeros_like(&gc)?),
+                tv(&win),
                 a[2].clone(),
                 a[3].clone(),
                 a[4].clone(),
             ],
         )?;
-        let win = o::call1(
-            "aten::as_strided",
-            vec![tv(&gc), a[2].clone(), a[3].clone(), a[4].clone()],
-        )?;
-        Ok(vec![
-            Some(gs),
-            Some(o::call1("aten::clone", vec![tv(&win), IValue::None])?),
-        ])
+        Ok(vec![Some(gs), Some(win)])
     });
     t.add("aten::corrcoef", |c, g| {
         via_decomposition(c, g, |a| {

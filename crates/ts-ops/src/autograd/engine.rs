@@ -200,10 +200,13 @@ pub fn run_backward(req: &BackwardRequest) -> Result<Vec<Option<Tensor>>, Error>
             }
         }
     }
-    if req.inputs.is_some() && !req.allow_unused && results.iter().any(|r| r.is_none()) {
-        return Err(Error::runtime(
-            "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
-        ));
+    if req.inputs.is_some() && !req.allow_unused {
+        if let Some(i) = results.iter().position(|r| r.is_none()) {
+            // PyTorch's text, missing space included.
+            return Err(Error::runtime(format!(
+                "element {i}of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+            )));
+        }
     }
     if !req.create_graph {
         results = results.into_iter().map(|r| r.map(|t| t.detach())).collect();

@@ -11,8 +11,11 @@ use crate::tensor_ops::Args;
 /// What a formula sees: the operator's arguments (in-place ops: `self` as it was before the
 /// write) and its outputs (without history).
 pub struct Ctx {
-    /// The operator's full name (`aten::pad`).
-    pub op: String,
+    /// The operator's full name (`aten::pad`), shared by every node of the operator.
+    pub op: std::sync::Arc<str>,
+    /// The positions of the tensor-typed arguments (each gets a gradient slot, `None`
+    /// arguments included).
+    pub tensor_args: std::sync::Arc<[usize]>,
     pub args: Args,
     pub outs: Vec<IValue>,
 }
@@ -43,6 +46,7 @@ impl Ctx {
         let outs = super::ops::call(&self.op, self.args.0.clone())?;
         let c = Ctx {
             op: self.op.clone(),
+            tensor_args: self.tensor_args.clone(),
             args: Args(Vec::new()),
             outs,
         };
@@ -89,6 +93,10 @@ pub struct Formula {
     /// Whether it reads its tensor inputs (an in-place write to one of them then invalidates
     /// the node, with PyTorch's error); linear formulas (add, views) do not.
     pub saves_inputs: bool,
+    /// Whether it reads its first output instead of its inputs (`relu`: the mask of the
+    /// result). An in-place use then needs no copy of `self`, and a later in-place write to
+    /// the result invalidates the node.
+    pub saves_result: bool,
 }
 
 /// Builder of the formula table.
@@ -103,6 +111,7 @@ impl Table {
             Formula {
                 f,
                 saves_inputs: true,
+                saves_result: false,
             },
         );
     }
@@ -114,6 +123,19 @@ impl Table {
             Formula {
                 f,
                 saves_inputs: false,
+                saves_result: false,
+            },
+        );
+    }
+
+    /// A formula that reads only the operator's first output (`relu`, `hardtanh`).
+    pub fn result(&mut self, name: &'static str, f: FormulaFn) {
+        self.0.insert(
+            name,
+            Formula {
+                f,
+                saves_inputs: false,
+                saves_result: true,
             },
         );
     }
@@ -135,6 +157,8 @@ pub fn formula_for(full_name: &str) -> Option<Formula> {
         super::spectral::register_c2r(&mut t);
         super::scatter_reduce::register(&mut t);
         super::linalg::register_solvers(&mut t);
+        super::factorization::register(&mut t);
+        super::decomposed::register(&mut t);
         t.0
     })
     .get(full_name)

@@ -682,7 +682,18 @@ pub(super) fn register_solvers(t: &mut Table) {
         "aten::pinverse",
     ] {
         t.add(name, |c, g| {
-            via_decomposition(c, g, |a| Ok(vec![pinv_full_rank(&t_of(a, 0)?)?]))
+            // Golub-Pereyra: dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X for
+            // X = pinv(A) of locally constant rank, transposed:
+            // gA = -X^H G X^H + (I - A X) G^H X X^H + X^H X G^H (I - X A).
+            let a = c.t(0)?;
+            let x = c.out_diff(0, || c.rerun(0))?;
+            let (xh, gh) = (o::mh(&x)?, o::mh(&g[0])?);
+            let t1 = o::neg(&o::matmul(&o::matmul(&xh, &g[0])?, &xh)?)?;
+            let ghxxh = o::matmul(&gh, &o::matmul(&x, &xh)?)?;
+            let t2 = o::sub(&ghxxh, &o::matmul(&o::matmul(a, &x)?, &ghxxh)?)?;
+            let xhxgh = o::matmul(&o::matmul(&xh, &x)?, &gh)?;
+            let t3 = o::sub(&xhxgh, &o::matmul(&o::matmul(&xhxgh, &x)?, a)?)?;
+            Ok(vec![Some(o::add(&o::add(&t1, &t2)?, &t3)?)])
         });
     }
     t.add("aten::cholesky_inverse", |c, g| {

@@ -6,7 +6,9 @@
 
 pub mod api;
 mod composite;
+mod decomposed;
 pub mod engine;
+mod factorization;
 mod formula;
 pub mod gradcheck;
 mod linalg;

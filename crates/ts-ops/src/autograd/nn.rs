@@ -31,7 +31,7 @@ pub(super) fn via_decomposition(
     let cg = is_grad_enabled();
     let mut args = c.args.0.clone();
     let mut slots: Vec<Option<Tensor>> = Vec::new();
-    for a in args.iter_mut() {
+    for (i, a) in args.iter_mut().enumerate() {
         match a {
             IValue::Tensor(t) => {
                 let d = t.dtype();
@@ -85,7 +85,8 @@ pub(super) fn via_decomposition(
                     *a = IValue::list(l.elem_type.clone(), new);
                 }
             }
-            IValue::None => {}
+            // An absent optional tensor still has its gradient slot (`None`).
+            IValue::None if c.tensor_args.contains(&i) => slots.push(None),
             _ => {}
         }
     }
@@ -257,8 +258,10 @@ pub(super) fn register(t: &mut Table) {
         let s = c.args.s(1)?.to_f64();
         one(o::where_(&o::gt_s(x, 0.0)?, &g[0], &o::mul_s(&g[0], s)?)?)
     });
-    t.add("aten::hardtanh", |c, g| {
-        let x = c.t(0)?;
+    // The mask is read from the result (`lo < out < hi` exactly where `lo < x < hi`), so
+    // that `hardtanh_` needs no copy of its input, as in PyTorch.
+    t.result("aten::hardtanh", |c, g| {
+        let x = &c.out(0)?;
         let (lo, hi) = (c.args.s(1)?.to_f64(), c.args.s(2)?.to_f64());
         let keep = o::call1(
             "aten::logical_and",
@@ -1337,7 +1340,7 @@ pub(super) fn gather_like(c: &Ctx, g: &[Tensor]) -> R {
     let ids = o::reshape(&ids, &x.sizes())?;
     let mut args = c.args.0.clone();
     args[0] = tv(&ids);
-    if c.op == "aten::pad" && args.len() > 3 {
+    if &*c.op == "aten::pad" && args.len() > 3 {
         args[3] = IValue::None;
     }
     let full = {

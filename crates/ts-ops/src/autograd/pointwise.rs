@@ -213,8 +213,9 @@ pub(super) fn register(t: &mut Table) {
         )?;
         Ok(vec![Some(o::mul(&g[0], &d)?)])
     });
-    t.add("aten::relu", |c, g| {
-        one(o::mask(&o::gt_s(c.t(0)?, 0.0)?, &g[0])?)
+    // From the result (positive exactly where the input is), so `relu_` copies nothing.
+    t.result("aten::relu", |c, g| {
+        one(o::mask(&o::gt_s(&c.out(0)?, 0.0)?, &g[0])?)
     });
     t.add("aten::frac", |_, g| one(g[0].clone()));
     t.add("aten::deg2rad", |_, g| {

@@ -127,12 +127,12 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
         full,
         node_name: node_name(base_name.trim_end_matches('_')),
         n: schema.arguments.len(),
-        tensor_args,
+        tensor_args: tensor_args.into(),
         written,
         in_place,
         is_out,
         formula,
-        formula_op,
+        formula_op: Arc::from(formula_op),
     });
     Arc::new(move |s: &mut Stack| {
         let info = &*info;
@@ -167,13 +167,13 @@ struct OpInfo {
     full: String,
     node_name: String,
     n: usize,
-    tensor_args: Vec<usize>,
+    tensor_args: Arc<[usize]>,
     written: Vec<usize>,
     in_place: bool,
     is_out: bool,
     formula: Option<Formula>,
     /// The operator the formula is written for (the functional one for an in-place op).
-    formula_op: String,
+    formula_op: Arc<str>,
 }
 
 /// PyTorch's node class name: `log_softmax` → `LogSoftmaxBackward0`.
@@ -205,6 +205,31 @@ pub fn edge_of(t: &Tensor) -> Option<Edge> {
         None if t.requires_grad() => Some(Edge::Leaf(t.clone())),
         None => None,
     }
+}
+
+/// True when `t` is a view (through single-input nodes sharing its storage) of a leaf that
+/// requires grad: writing into it in place would change the leaf behind autograd's back.
+fn views_a_leaf(t: &Tensor) -> bool {
+    let Some((mut node, _)) = t.grad_fn() else {
+        return false;
+    };
+    let storage = t.storage();
+    for _ in 0..256 {
+        let mut edges = node.next_edges.iter().flatten();
+        let (Some(e), None) = (edges.next(), edges.next()) else {
+            return false;
+        };
+        match e {
+            Edge::Leaf(l) => {
+                return l.requires_grad() && ts_tensor::Storage::ptr_eq(&l.storage(), &storage)
+            }
+            Edge::Node { node: n, .. } => {
+                let n = n.clone();
+                node = n;
+            }
+        }
+    }
+    false
 }
 
 /// The tensors of the tensor arguments, flattened (lists expanded, `None` kept as a slot).
@@ -278,6 +303,11 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
                     "a leaf Variable that requires grad is being used in an in-place operation.",
                 ));
             }
+            if views_a_leaf(t) {
+                return Err(Error::runtime(
+                    "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+                ));
+            }
             if info.formula.is_some_and(|f| f.saves_inputs) {
                 // The formula sees `self` as it was: a copy made before the write (recorded,
                 // so that higher-order gradients flow through it).
@@ -286,6 +316,10 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
                     vec![IValue::Tensor(t.clone()), IValue::None],
                 )?;
                 args[0] = IValue::Tensor(orig);
+            } else {
+                // The formula reads only `self`'s shape (or the result); a handle without
+                // history keeps the node from owning the tensor that points back at it.
+                args[0] = IValue::Tensor(t.detach());
             }
         }
     }
@@ -296,26 +330,43 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
     }
     let n_out = s.len() + info.n - before;
     let outs: Vec<IValue> = s[s.len() - n_out..].to_vec();
-    let out_tensors: Vec<Tensor> = flat_outputs(&outs)
-        .into_iter()
-        .filter(differentiable)
-        .collect();
-    if out_tensors.is_empty() || edges.iter().all(|e| e.is_none()) {
+    let all_outs = flat_outputs(&outs);
+    let Some(first_out) = all_outs.iter().find(|t| differentiable(t)) else {
+        return Ok(());
+    };
+    if edges.iter().all(|e| e.is_none()) {
         return Ok(());
     }
-    let saved: Vec<SavedTensor> = match info.formula {
-        Some(f) if f.saves_inputs => flat_inputs(&args, &read_only_args(info))
-            .into_iter()
-            .flatten()
-            .filter(|t| !info.in_place || !Tensor::is_same(t, &out_tensors[0]))
-            .map(|t| SavedTensor {
-                version: t.version(),
-                tensor: t,
-            })
-            .collect(),
+    let mut saved: Vec<SavedTensor> = match info.formula {
+        Some(f) if f.saves_inputs => {
+            // A functional operator that writes nothing saves exactly its inputs.
+            let from_args;
+            let src: &[Option<Tensor>] = if !info.in_place && info.written.is_empty() {
+                &inputs
+            } else {
+                from_args = flat_inputs(&args, &read_only_args(info));
+                &from_args
+            };
+            src.iter()
+                .flatten()
+                .filter(|t| !info.in_place || !Tensor::is_same(t, first_out))
+                .map(|t| SavedTensor {
+                    version: t.version(),
+                    tensor: t.clone(),
+                })
+                .collect()
+        }
         _ => Vec::new(),
     };
-    let all_outs = flat_outputs(&outs);
+    if info.formula.is_some_and(|f| f.saves_result) {
+        if let Some(r) = all_outs.first() {
+            // An in-place operator's write is counted after this returns.
+            saved.push(SavedTensor {
+                version: r.version() + u64::from(info.in_place),
+                tensor: r.detach(),
+            });
+        }
+    }
     let metas = all_outs
         .iter()
         .map(|t| {
@@ -350,6 +401,7 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
             let n_edges = edges.len();
             let ctx = Ctx {
                 op: info.formula_op.clone(),
+                tensor_args: info.tensor_args.clone(),
                 args: Args(args),
                 outs: detached,
             };

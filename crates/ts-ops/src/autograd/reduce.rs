@@ -556,6 +556,11 @@ fn var_std(
 
 /// Gradient of a p-norm over `dims` with result `out`.
 fn norm_grad(x: &Tensor, g: &Tensor, out: &Tensor, p: f64, dims: &[i64], kd: bool) -> R {
+    if p == 0.0 {
+        // The 0-"norm" counts non-zeros: PyTorch gives no gradient at all (undefined, which
+        // `autograd.grad` reports as None), not a zero one.
+        return Ok(vec![None]);
+    }
     let gk = keep(g, x, dims, kd)?;
     let nk = keep(out, x, dims, kd)?;
     let xa = o::abs(x)?;

@@ -55,7 +55,9 @@ pub fn register(r: &Registry) {
         } else {
             format!("{}.{}", s.name, s.overload_name)
         };
-        if r.find(&full).is_some() || s.returns.len() != 1 {
+        // `detach_` drops autograd history: copying `detach(self)` into `self` would not
+        // (autograd's own binding registers it).
+        if r.find(&full).is_some() || s.returns.len() != 1 || full == "aten::detach_" {
             continue;
         }
         let writes = |a: &ts_core::Argument| a.alias_info.as_ref().is_some_and(|ai| ai.is_write);
