@@ -101,7 +101,13 @@ fn extract(g: &Graph, run: &[NodeId]) -> Option<(Graph, Vec<ValueId>, Vec<ValueI
                 }
                 None => {
                     outer_inputs.push(v);
-                    sub.add_graph_input(g.value(v).ty().clone())
+                    let nv = sub.add_graph_input(g.value(v).ty().clone());
+                    if let Some(name) = g.value(v).debug_name() {
+                        if !name.bytes().all(|b| b.is_ascii_digit()) {
+                            let _ = sub.set_debug_name(nv, name);
+                        }
+                    }
+                    nv
                 }
             };
             map.insert(v, nv);

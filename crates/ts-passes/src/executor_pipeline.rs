@@ -328,6 +328,57 @@ mod tests {
     }
 
     #[test]
+    fn inputs_requiring_grad_take_the_autodiff_path() {
+        let ty = |rank: usize, requires_grad: bool| {
+            Some(TensorType {
+                dtype: Some(ts_tensor::DType::Float32),
+                device: Some(ts_tensor::Device::Cpu),
+                sizes: Some(vec![None; rank]),
+                strides: None,
+                requires_grad: Some(requires_grad),
+                undefined: Some(false),
+            })
+        };
+        let types = |rg: bool| {
+            vec![
+                ty(2, rg),
+                ty(2, rg),
+                ty(2, rg),
+                ty(2, rg),
+                ty(2, rg),
+                ty(1, rg),
+                ty(1, rg),
+            ]
+        };
+        let mut g = parse_ir(LSTM).unwrap();
+        let mut pm = PassManager::new().verify_each(true);
+        optimize_graph(&mut g, &types(true), OptimizeOptions::default(), &mut pm);
+        FileCheck::new()
+            .check("prim::DifferentiableGraph_0(")
+            .check("prim::ConstantChunk")
+            .check("prim::DifferentiableGraph_1(")
+            .check("with prim::DifferentiableGraph_0 = graph(")
+            .check("aten::mm")
+            .check("with prim::DifferentiableGraph_1 = graph(")
+            .check("aten::sigmoid")
+            .run_graph(&g)
+            .unwrap_or_else(|e| panic!("{e}\n{g}"));
+        // Without gradients, or with the pass turned off, the graph stays flat.
+        for (rg, autodiff) in [(false, true), (true, false)] {
+            let mut g = parse_ir(LSTM).unwrap();
+            let opts = OptimizeOptions {
+                autodiff,
+                ..OptimizeOptions::default()
+            };
+            optimize_graph(&mut g, &types(rg), opts, &mut pm);
+            FileCheck::new()
+                .check_not("prim::DifferentiableGraph")
+                .run_graph(&g)
+                .unwrap_or_else(|e| panic!("{e}\n{g}"));
+        }
+    }
+
+    #[test]
     fn legacy_pipeline_keeps_specialized_types() {
         let mut g = parse_ir(LSTM).unwrap();
         let f2 = TensorType {
