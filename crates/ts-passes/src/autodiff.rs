@@ -244,7 +244,7 @@ impl Builder {
     fn scale(&mut self, g: ValueId, s: ValueId) -> ValueId {
         match self.f.to_ivalue(s) {
             Some(IValue::Int(1)) => g,
-            Some(IValue::Double(d)) if d == 1.0 => g,
+            Some(IValue::Double(1.0)) => g,
             _ => {
                 let s = self.fwd(s);
                 self.top("aten::mul", &[g, s])
