@@ -82,10 +82,13 @@ impl Printer<'_> {
             let _ = write!(self.out, "_{}", self.subgraphs.len());
             self.subgraphs.push((label, sub.clone()));
         }
+        // As PyTorch prints it, a differentiable graph shows none of its attributes (the
+        // backward graph and the capture lists).
+        let differentiable = node.kind() == ts_core::prim::DifferentiableGraph;
         let attrs: Vec<_> = node
             .attrs()
             .iter()
-            .filter(|(k, _)| *k != subgraph_sym)
+            .filter(|(k, _)| *k != subgraph_sym && !differentiable)
             .collect();
         if !attrs.is_empty() {
             self.out.push('[');

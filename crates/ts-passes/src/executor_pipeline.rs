@@ -42,6 +42,9 @@ pub struct OptimizeOptions {
     pub inline: bool,
     /// Which pipeline.
     pub mode: ExecutorMode,
+    /// Differentiate symbolically (`prim::DifferentiableGraph`) when an input requires grad;
+    /// off, the autograd engine records every operator (`TSRS_JIT_AUTODIFF=0`).
+    pub autodiff: bool,
 }
 
 impl Default for OptimizeOptions {
@@ -50,6 +53,7 @@ impl Default for OptimizeOptions {
             optimize: true,
             inline: true,
             mode: ExecutorMode::Profiling,
+            autodiff: true,
         }
     }
 }
@@ -58,7 +62,8 @@ static GLOBAL_OPTIONS: AtomicU8 = AtomicU8::new(0xff);
 
 /// The options executors use, from `set_executor_options` or the environment
 /// (`TSRS_JIT_OPTIMIZE=0` turns optimization off, `TSRS_JIT_INLINE=0` inlining,
-/// `TSRS_JIT_EXECUTOR=legacy` selects the legacy pipeline).
+/// `TSRS_JIT_EXECUTOR=legacy` selects the legacy pipeline, `TSRS_JIT_AUTODIFF=0` symbolic
+/// differentiation).
 pub fn executor_options() -> OptimizeOptions {
     let bits = GLOBAL_OPTIONS.load(Ordering::Relaxed);
     if bits != 0xff {
@@ -75,6 +80,7 @@ pub fn executor_options() -> OptimizeOptions {
         } else {
             ExecutorMode::Profiling
         },
+        autodiff: !env_off("TSRS_JIT_AUTODIFF"),
     };
     GLOBAL_OPTIONS.store(encode(opts), Ordering::Relaxed);
     opts
@@ -86,7 +92,10 @@ pub fn set_executor_options(o: OptimizeOptions) {
 }
 
 fn encode(o: OptimizeOptions) -> u8 {
-    (o.optimize as u8) | ((o.inline as u8) << 1) | (((o.mode == ExecutorMode::Legacy) as u8) << 2)
+    (o.optimize as u8)
+        | ((o.inline as u8) << 1)
+        | (((o.mode == ExecutorMode::Legacy) as u8) << 2)
+        | ((o.autodiff as u8) << 3)
 }
 
 fn decode(b: u8) -> OptimizeOptions {
@@ -98,6 +107,7 @@ fn decode(b: u8) -> OptimizeOptions {
         } else {
             ExecutorMode::Profiling
         },
+        autodiff: b & 8 != 0,
     }
 }
 
@@ -127,6 +137,7 @@ use crate::canonicalize_graph_fuser_ops::canonicalize_ops;
 use crate::common_subexpression_elimination::eliminate_common_subexpression;
 use crate::constant_pooling::constant_pooling;
 use crate::constant_propagation::constant_propagation;
+use crate::create_autodiff_subgraphs::create_autodiff_subgraphs;
 use crate::dead_code_elimination::eliminate_dead_code;
 use crate::decompose_ops::decompose_ops;
 use crate::inliner::inline_calls;
@@ -207,8 +218,6 @@ fn profiling_pipeline(
         g,
         eliminate_common_subexpression,
     );
-    // runNoGradOptimizations (the autodiff path is not implemented: graphs run as if no
-    // input required grad, which is what the interpreter does anyway).
     pm.run("LowerSimpleTuples", g, lower_simple_tuples);
     pm.run("RemoveProfileNodesAndSpecializeTypes", g, |g| {
         remove_profile_nodes_and_specialize_types(g);
@@ -216,7 +225,15 @@ fn profiling_pipeline(
         propagate_input_shapes(g);
         true
     });
-    pm.run("BatchMM", g, batch_mm);
+    if opts.autodiff && needs_gradient(input_types) {
+        // The autodiff path: differentiable subgraphs with symbolic gradients; the rest is
+        // recorded by the autograd engine. Passes that would break gradients (BatchMM's
+        // `prim::` tree reductions) do not run.
+        pm.run("CreateAutodiffSubgraphs", g, create_autodiff_subgraphs);
+    } else {
+        // runNoGradOptimizations
+        pm.run("BatchMM", g, batch_mm);
+    }
     pm.run("RemoveTensorTypeSpecializations", g, |g| {
         remove_tensor_type_specializations(g);
         true
@@ -271,8 +288,21 @@ fn legacy_pipeline(
     // runNondiffOptimization
     pm.run("DecomposeOps", g, decompose_ops);
     pm.run("LowerSimpleTuples", g, lower_simple_tuples);
-    pm.run("BatchMM", g, batch_mm);
+    if opts.autodiff && needs_gradient(input_types) {
+        pm.run("CreateAutodiffSubgraphs", g, create_autodiff_subgraphs);
+    } else {
+        pm.run("BatchMM", g, batch_mm);
+    }
     pm.run("EliminateDeadCode", g, eliminate_dead_code);
+}
+
+/// True when some input's type says it requires grad (the argument spec records that only
+/// with grad mode on): the graph takes PyTorch's autodiff path.
+pub fn needs_gradient(input_types: &[Option<TensorType>]) -> bool {
+    input_types
+        .iter()
+        .flatten()
+        .any(|t| t.requires_grad == Some(true))
 }
 
 #[cfg(test)]
@@ -295,6 +325,57 @@ mod tests {
             .run_graph(&g)
             .unwrap_or_else(|e| panic!("{e}\n{g}"));
         assert!(pm.snapshots().len() > 20);
+    }
+
+    #[test]
+    fn inputs_requiring_grad_take_the_autodiff_path() {
+        let ty = |rank: usize, requires_grad: bool| {
+            Some(TensorType {
+                dtype: Some(ts_tensor::DType::Float32),
+                device: Some(ts_tensor::Device::Cpu),
+                sizes: Some(vec![None; rank]),
+                strides: None,
+                requires_grad: Some(requires_grad),
+                undefined: Some(false),
+            })
+        };
+        let types = |rg: bool| {
+            vec![
+                ty(2, rg),
+                ty(2, rg),
+                ty(2, rg),
+                ty(2, rg),
+                ty(2, rg),
+                ty(1, rg),
+                ty(1, rg),
+            ]
+        };
+        let mut g = parse_ir(LSTM).unwrap();
+        let mut pm = PassManager::new().verify_each(true);
+        optimize_graph(&mut g, &types(true), OptimizeOptions::default(), &mut pm);
+        FileCheck::new()
+            .check("prim::DifferentiableGraph_0(")
+            .check("prim::ConstantChunk")
+            .check("prim::DifferentiableGraph_1(")
+            .check("with prim::DifferentiableGraph_0 = graph(")
+            .check("aten::mm")
+            .check("with prim::DifferentiableGraph_1 = graph(")
+            .check("aten::sigmoid")
+            .run_graph(&g)
+            .unwrap_or_else(|e| panic!("{e}\n{g}"));
+        // Without gradients, or with the pass turned off, the graph stays flat.
+        for (rg, autodiff) in [(false, true), (true, false)] {
+            let mut g = parse_ir(LSTM).unwrap();
+            let opts = OptimizeOptions {
+                autodiff,
+                ..OptimizeOptions::default()
+            };
+            optimize_graph(&mut g, &types(rg), opts, &mut pm);
+            FileCheck::new()
+                .check_not("prim::DifferentiableGraph")
+                .run_graph(&g)
+                .unwrap_or_else(|e| panic!("{e}\n{g}"));
+        }
     }
 
     #[test]

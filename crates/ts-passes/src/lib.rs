@@ -4,6 +4,7 @@
 
 pub mod add_if_then_else;
 pub mod alias_analysis;
+pub mod autodiff;
 pub mod batch_mm;
 pub mod canonicalize_graph_fuser_ops;
 pub mod canonicalize_outputs;
@@ -12,6 +13,7 @@ pub mod concat_opt;
 pub mod constant_pooling;
 pub mod constant_propagation;
 pub mod constant_tensors;
+pub mod create_autodiff_subgraphs;
 pub mod dead_code_elimination;
 pub mod decompose_ops;
 pub mod executor_pipeline;

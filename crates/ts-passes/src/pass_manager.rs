@@ -32,6 +32,10 @@ pub fn registered_passes() -> &'static [(&'static str, GraphPass)] {
         ),
         ("ConstantPooling", crate::constant_pooling::constant_pooling),
         (
+            "CreateAutodiffSubgraphs",
+            crate::create_autodiff_subgraphs::create_autodiff_subgraphs,
+        ),
+        (
             "EliminateCommonSubexpression",
             crate::common_subexpression_elimination::eliminate_common_subexpression,
         ),

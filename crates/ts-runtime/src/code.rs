@@ -630,6 +630,19 @@ impl<'g> Builder<'g> {
                 self.load_inputs(n, &inputs);
                 self.store_outputs(&outputs);
             }
+            k if k == prim::DifferentiableGraph => {
+                let operation =
+                    crate::differentiable_graph::operation(g, n, &self.code.function_name)?;
+                let k = self.code.operations.len() as u32;
+                self.code.operations.push(operation);
+                self.code.op_scalar.push(None);
+                self.code
+                    .op_names
+                    .push("prim::DifferentiableGraph".to_string());
+                self.load_inputs(n, &inputs);
+                self.emit(Instr::Op(k));
+                self.store_outputs(&outputs);
+            }
             k if k == prim::fork => {
                 let sub = node
                     .g(Symbol::attr("Subgraph"))

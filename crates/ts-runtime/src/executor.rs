@@ -1,6 +1,7 @@
 //! The graph executor: specializes a function's graph to the argument properties that change
 //! how it runs (an `ArgumentSpec`: per tensor input whether it is defined, its dtype, rank,
-//! device and requires_grad; tuples flattened), optimizes a copy for each spec with the
+//! device and requires_grad, the latter only with grad mode on, as in PyTorch; tuples
+//! flattened), optimizes a copy for each spec with the
 //! pipeline of [`ts_passes::executor_pipeline`] (inlining, constant propagation, CSE, peephole,
 //! loop unrolling, ...), and keeps one execution plan (optimized graph + code) per spec.
 //!
@@ -16,6 +17,7 @@ use parking_lot::Mutex;
 use ts_core::{IValue, TensorType, Type};
 use ts_ir::{Function, Graph};
 use ts_passes::{OptimizeOptions, PassManager};
+use ts_tensor::autograd::is_grad_enabled;
 use ts_tensor::Error;
 
 use crate::code::Code;
@@ -60,7 +62,7 @@ fn flatten(v: &IValue, out: &mut Vec<ArgInfo>) {
             out.push(ArgInfo::Tensor {
                 dtype: m.dtype as u8,
                 rank: m.sizes.len() as u8,
-                requires_grad: m.requires_grad,
+                requires_grad: m.requires_grad && is_grad_enabled(),
                 device: m.storage.device().to_string(),
             })
         }
@@ -82,7 +84,7 @@ pub fn spec_type_of(v: &IValue) -> Option<TensorType> {
         device: Some(m.storage.device()),
         sizes: Some(vec![None; m.sizes.len()]),
         strides: None,
-        requires_grad: Some(m.requires_grad),
+        requires_grad: Some(m.requires_grad && is_grad_enabled()),
         undefined: Some(false),
     })
 }

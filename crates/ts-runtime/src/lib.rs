@@ -4,6 +4,7 @@
 
 pub mod arguments;
 pub mod code;
+mod differentiable_graph;
 pub mod dispatch;
 pub mod error;
 pub mod executor;

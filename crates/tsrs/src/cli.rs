@@ -143,6 +143,10 @@ enum Command {
         /// Print the graph the executor runs for the inputs (after its optimization passes).
         #[arg(long)]
         optimized: bool,
+        /// Mark the floating-point tensors of `--inputs` as requiring grad, so that the
+        /// executor takes the autodiff path (`prim::DifferentiableGraph`).
+        #[arg(long)]
+        requires_grad: bool,
         /// Output format (`html` shows the graph after every optimization pass).
         #[arg(long, value_enum, default_value_t = crate::graph_command::GraphFormat::Text)]
         format: crate::graph_command::GraphFormat,
@@ -246,6 +250,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             raw,
             inputs,
             optimized,
+            requires_grad,
             format,
         } => crate::graph_command::graph(crate::graph_command::GraphRequest {
             program: &program,
@@ -254,6 +259,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             raw,
             inputs: inputs.as_deref(),
             optimized,
+            requires_grad,
             format,
         }),
     }

@@ -40,15 +40,28 @@ pub struct GraphRequest<'a> {
     pub raw: bool,
     pub inputs: Option<&'a Path>,
     pub optimized: bool,
+    /// Floating-point tensor inputs require grad.
+    pub requires_grad: bool,
     pub format: GraphFormat,
 }
 
 /// `tsrs graph`.
 pub fn graph(req: GraphRequest<'_>) -> Result<(), CliError> {
-    let wants_pipeline = req.optimized || req.inputs.is_some() || req.format == GraphFormat::Html;
+    let wants_pipeline = req.optimized
+        || req.requires_grad
+        || req.inputs.is_some()
+        || req.format == GraphFormat::Html;
     let entry = Program::open(req.program, !req.raw)?.entry(req.entry, req.program)?;
     let g = if wants_pipeline {
         let args = crate::run_command::read_optional_inputs(req.inputs)?;
+        if req.requires_grad {
+            for t in args.iter().filter_map(|v| v.as_tensor()) {
+                if t.dtype().is_floating_point() || t.dtype().is_complex() {
+                    t.set_requires_grad(true)
+                        .map_err(|e| CliError(format!("error: --requires-grad: {e}")))?;
+                }
+            }
+        }
         if req.format == GraphFormat::Html && !req.code {
             let title = format!("{} — {}", req.program.display(), req.entry);
             emit(&entry.pass_report(args, &title)?);

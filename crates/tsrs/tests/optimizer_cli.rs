@@ -190,3 +190,51 @@ fn frozen_module_computes_what_the_original_does() {
     assert_ne!(rc, 0);
     assert!(err.contains("not a saved module"), "{err}");
 }
+
+#[test]
+fn requires_grad_inputs_show_differentiable_graphs() {
+    let dir = temp_dir("autodiff");
+    let prog = dir.join("layer.py");
+    std::fs::write(
+        &prog,
+        "def f(x, w):\n    y = torch.tanh(torch.mm(x, w) + 1.0)\n    s = torch.cumsum(y, 1)\n    return torch.sigmoid(s * y).mean()\n",
+    )
+    .unwrap();
+    let t = |r: i64, c: i64| {
+        ts_core::IValue::Tensor(
+            ts_tensor::Tensor::from_vec(vec![0.5f32; (r * c) as usize], &[r, c]).unwrap(),
+        )
+    };
+    let inputs = save_inputs(&dir, ts_core::IValue::tuple(vec![t(2, 3), t(3, 4)]));
+    let args = |extra: &[&'static str]| {
+        let mut v = vec![
+            "graph".to_string(),
+            prog.to_str().unwrap().to_string(),
+            "--entry".into(),
+            "f".into(),
+            "--inputs".into(),
+            inputs.to_str().unwrap().to_string(),
+            "--optimized".into(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let run = |a: Vec<String>| tsrs(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (rc, out, err) = run(args(&["--requires-grad"]));
+    assert_eq!(rc, 0, "{err}");
+    for want in [
+        "= prim::DifferentiableGraph_0(%x",
+        "aten::cumsum",
+        "= prim::DifferentiableGraph_1(",
+        "with prim::DifferentiableGraph_0 = graph(",
+        "aten::tanh",
+        "with prim::DifferentiableGraph_1 = graph(",
+        "aten::sigmoid",
+    ] {
+        assert!(out.contains(want), "{want} missing from\n{out}");
+    }
+    // The same inputs without gradients: nothing of it.
+    let (rc, out, err) = run(args(&[]));
+    assert_eq!(rc, 0, "{err}");
+    assert!(!out.contains("DifferentiableGraph"), "{out}");
+}
