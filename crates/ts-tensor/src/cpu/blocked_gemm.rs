@@ -678,7 +678,7 @@ unsafe fn pack_b<T: GemmFloat>(
         }
         #[cfg(target_arch = "x86_64")]
         if cols == nr
-            && nr % 8 == 0
+            && nr.is_multiple_of(8)
             && p.rsb == 1
             && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
             && super::simd::has_avx2_fma()

@@ -76,7 +76,7 @@ fn map_float<T: SelfFloat, U: FloatFn>(it: &ElementwiseIter<2>, u: &U) {
     it.plan.run(|p, s, n| {
         if n >= 16 && s[0] == sz as isize && s[1] == sz as isize {
             let (o, a) = (p[0] as *mut T, p[1] as *const T);
-            if o as *const T == a {
+            if std::ptr::eq(o, a) {
                 // SAFETY: the plan's run holds `n` contiguous elements of `T` (the output and,
                 // in place, the input too), which nothing else touches during the call.
                 let v = unsafe { std::slice::from_raw_parts_mut(o, n) };
