@@ -102,6 +102,21 @@ macro_rules! microkernel {
             // SAFETY: (whole body) every read stays inside the panels the contract describes,
             // every write inside the valid `m x n` block of C.
             unsafe {
+                // Bring C's tile towards L1 while the products run (its rows are far apart,
+                // often in the same cache sets, and it is read only at the end).
+                if t.csc == 1 {
+                    for i in 0..t.m {
+                        let row = t.c.wrapping_offset(i as isize * t.rsc) as *const i8;
+                        let mut off = 0;
+                        while off < t.n * std::mem::size_of::<$T>() {
+                            _mm_prefetch::<_MM_HINT_T0>(row.wrapping_add(off));
+                            off += 64;
+                        }
+                        _mm_prefetch::<_MM_HINT_T0>(
+                            row.wrapping_add(t.n * std::mem::size_of::<$T>() - 1),
+                        );
+                    }
+                }
                 let mut acc = [[$zero(); $nv]; $mr];
                 let (mut a, mut b) = (t.a, t.b);
                 for _ in 0..t.kc {
@@ -215,6 +230,67 @@ mod x86 {
         _mm256_mul_pd
     );
 
+    /// Writes the transpose of 8 rows of `kc` contiguous f32 (row `i` at `src + i * rs`): `kc`
+    /// groups of 8 values, group `q` at `dst + q * ld`, 8 x 8 tiles at a time in registers.
+    /// Packs A panels (`ld = 8`) and slices of B panels when B is stored transposed.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; the 8 rows must hold `kc` values each and `dst` must be valid
+    /// for 8 values at each `q * ld`, `q < kc`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn pack8_f32(
+        src: *const f32,
+        rs: isize,
+        kc: usize,
+        dst: *mut f32,
+        ld: usize,
+    ) {
+        use std::arch::x86_64::*;
+        // SAFETY: (whole body) reads stay inside the 8 rows' first `kc` values, writes inside
+        // the 8-value groups at `q * ld`.
+        unsafe {
+            let row = |i: isize| src.offset(i * rs);
+            let mut q = 0;
+            while q + 8 <= kc {
+                let r = |i: isize| _mm256_loadu_ps(row(i).add(q));
+                let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+                let (r4, r5, r6, r7) = (r(4), r(5), r(6), r(7));
+                let t0 = _mm256_unpacklo_ps(r0, r1);
+                let t1 = _mm256_unpackhi_ps(r0, r1);
+                let t2 = _mm256_unpacklo_ps(r2, r3);
+                let t3 = _mm256_unpackhi_ps(r2, r3);
+                let t4 = _mm256_unpacklo_ps(r4, r5);
+                let t5 = _mm256_unpackhi_ps(r4, r5);
+                let t6 = _mm256_unpacklo_ps(r6, r7);
+                let t7 = _mm256_unpackhi_ps(r6, r7);
+                let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+                let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+                let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+                let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+                let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+                let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+                let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+                let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+                let d = |r: usize| dst.add((q + r) * ld);
+                _mm256_storeu_ps(d(0), _mm256_permute2f128_ps::<0x20>(u0, u4));
+                _mm256_storeu_ps(d(1), _mm256_permute2f128_ps::<0x20>(u1, u5));
+                _mm256_storeu_ps(d(2), _mm256_permute2f128_ps::<0x20>(u2, u6));
+                _mm256_storeu_ps(d(3), _mm256_permute2f128_ps::<0x20>(u3, u7));
+                _mm256_storeu_ps(d(4), _mm256_permute2f128_ps::<0x31>(u0, u4));
+                _mm256_storeu_ps(d(5), _mm256_permute2f128_ps::<0x31>(u1, u5));
+                _mm256_storeu_ps(d(6), _mm256_permute2f128_ps::<0x31>(u2, u6));
+                _mm256_storeu_ps(d(7), _mm256_permute2f128_ps::<0x31>(u3, u7));
+                q += 8;
+            }
+            while q < kc {
+                for i in 0..8 {
+                    *dst.add(q * ld + i) = *row(i as isize).add(q);
+                }
+                q += 1;
+            }
+        }
+    }
+
     pub(super) fn has_avx512() -> bool {
         std::arch::is_x86_feature_detected!("avx512f") && super::super::simd::has_avx2_fma()
     }
@@ -222,7 +298,7 @@ mod x86 {
 
 macro_rules! gemm_float {
     ($T:ty, $key:ident, $k512:ident, $k2:ident, $mr512:literal, $nr512:literal, $mr2:literal,
-     $nr2:literal, $kc512:literal, $kc2:literal) => {
+     $nr2:literal, $kc512:literal, $mc512:literal, $kc2:literal) => {
         thread_local! {
             static $key: RefCell<PackBufs<$T>> = RefCell::new(PackBufs::default());
         }
@@ -239,7 +315,7 @@ macro_rules! gemm_float {
                             mr: $mr512,
                             nr: $nr512,
                             kc: $kc512,
-                            mc: 240,
+                            mc: $mc512,
                             nc: 3072,
                             ukr: x86::$k512,
                             name: concat!(stringify!($T), "-avx512"),
@@ -285,8 +361,11 @@ macro_rules! gemm_float {
         }
     };
 }
-gemm_float!(f32, PACK_F32, f32_avx512, f32_avx2, 8, 48, 6, 16, 192, 256);
-gemm_float!(f64, PACK_F64, f64_avx512, f64_avx2, 8, 24, 6, 8, 192, 256);
+// f32 on AVX-512: a deep `kc` (the 96 KB B micro-panel streams from L2 at 3 vectors per 24
+// FMAs) halves the C-tile traffic of each product, which dominated at 1024 and beyond; `mc`
+// shrinks so that the packed A block stays well inside L2 (measured on Zen 5, bench `nn`).
+gemm_float!(f32, PACK_F32, f32_avx512, f32_avx2, 8, 48, 6, 16, 512, 144, 256);
+gemm_float!(f64, PACK_F64, f64_avx512, f64_avx2, 8, 24, 6, 8, 192, 240, 256);
 
 /// The kernel with its cache blocks replaced by `TSRS_GEMM_BLOCKS=mc,kc,nc` (for tuning
 /// experiments; malformed or zero values keep the defaults).
@@ -526,6 +605,37 @@ unsafe fn pack_a<T: GemmFloat>(
     for (panel, dst) in out.chunks_exact_mut(mr * kc).enumerate() {
         let i0 = ic + panel * mr;
         let rows = mr.min(ic + mc - i0);
+        if rows == mr && p.csa == 1 {
+            // Full panel of contiguous rows: walk the depth in the outer loop so the writes are
+            // sequential (the `mr` reads per step hit `mr` rows that stay in L1).
+            // SAFETY: rows `i0..i0 + mr` and columns `pc..pc + kc` are inside A.
+            let base = unsafe { p.a.offset(i0 as isize * p.rsa + pc as isize) };
+            #[cfg(target_arch = "x86_64")]
+            if mr == 8
+                && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+                && super::simd::has_avx2_fma()
+            {
+                // SAFETY: `T` is f32; the source rows hold `kc` values each at stride `rsa`
+                // and `dst` holds `8 * kc`; the CPU has AVX2.
+                unsafe {
+                    x86::pack8_f32(
+                        base as *const f32,
+                        p.rsa,
+                        kc,
+                        dst.as_mut_ptr() as *mut f32,
+                        8,
+                    )
+                };
+                continue;
+            }
+            for (q, grp) in dst.chunks_exact_mut(mr).enumerate() {
+                for (i, v) in grp.iter_mut().enumerate() {
+                    // SAFETY: as above (`i < mr`, `q < kc`).
+                    *v = unsafe { *base.offset(i as isize * p.rsa + q as isize) };
+                }
+            }
+            continue;
+        }
         for i in 0..mr {
             if i >= rows {
                 for q in 0..kc {
@@ -564,6 +674,27 @@ unsafe fn pack_b<T: GemmFloat>(
         let j0 = jc + panel * nr;
         let cols = nr.min(jc + nc - j0);
         if partial_only && cols == nr {
+            continue;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if cols == nr
+            && nr.is_multiple_of(8)
+            && p.rsb == 1
+            && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+            && super::simd::has_avx2_fma()
+        {
+            // B stored transposed (a linear layer's weight): each 8 columns of the panel are
+            // the transpose of 8 contiguous rows of the stored matrix.
+            for g in 0..nr / 8 {
+                // SAFETY: columns `j0 + 8g .. j0 + 8g + 8` (each contiguous over rows
+                // `pc..pc + kc`) are inside B; `T` is f32; `dst` holds `kc` rows of `nr`
+                // values, so group `q` of 8 at `8g + q * nr` is inside it; the CPU has AVX2.
+                unsafe {
+                    let src = p.b.offset((j0 + 8 * g) as isize * p.csb + pc as isize);
+                    let d = dst.as_mut_ptr().add(8 * g) as *mut f32;
+                    x86::pack8_f32(src as *const f32, p.csb, kc, d, nr);
+                }
+            }
             continue;
         }
         for q in 0..kc {
@@ -702,10 +833,37 @@ mod tests {
             (30, 300, 257),
             (13, 3100, 9),
             (241, 241, 193),
+            (17, 50, 1100),
         ] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                 check::<f32>(m, n, k, ta, tb, false, 0.5, 2.0, true, |v| v as f32, 1e-5);
                 check::<f64>(m, n, k, ta, tb, true, -1.5, 0.25, true, |v| v, 1e-13);
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn register_transpose_packs_like_the_scalar_loop() {
+        if !super::super::simd::has_avx2_fma() {
+            return;
+        }
+        // Depths around the 8-wide tiles, rows farther apart than they are long.
+        for kc in [0, 1, 7, 8, 9, 16, 23, 64] {
+            let rs = kc as isize + 5;
+            let src: Vec<f32> = (0..8 * rs as usize).map(|v| v as f32 * 0.5 - 3.0).collect();
+            let mut dst = vec![f32::NAN; 8 * kc];
+            // SAFETY: 8 rows of `kc` values at stride `rs` lie in `src`; `dst` holds `8 * kc`;
+            // the CPU has AVX2 (checked above).
+            unsafe { x86::pack8_f32(src.as_ptr(), rs, kc, dst.as_mut_ptr(), 8) };
+            for q in 0..kc {
+                for i in 0..8 {
+                    assert_eq!(
+                        dst[q * 8 + i],
+                        src[i * rs as usize + q],
+                        "kc {kc} ({q},{i})"
+                    );
+                }
             }
         }
     }

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use crate::cpu::conv::valid_range;
+use crate::cpu::simd::simd_dispatch;
 
 /// The geometry of a 2-d sliding window over `[h, w]` planes: kernel, stride, leading padding,
 /// dilation and the output plane size.
@@ -141,50 +142,205 @@ pub(crate) fn col2im<T: Accum>(cols: &[T], n: usize, c: usize, g: &Window) -> Ve
     out
 }
 
+/// Element types of the direct depthwise kernel (an alias for its two bounds, so that the
+/// kernel can go through [`simd_dispatch!`]).
+pub(crate) trait Tap: Accum + std::ops::Mul<Output = Self> {}
+impl<T: Accum + std::ops::Mul<Output = T>> Tap for T {}
+
 /// Depthwise convolution (`groups == channels`, one input channel per filter) computed directly:
-/// `x: [n, c, h, w]`, `w: [c * mult, 1, kh, kw]`, result `[n, c * mult, oh, ow]`.
-pub(crate) fn depthwise<T>(
+/// `x: [n, c, h, w]`, `w: [c * mult, 1, kh, kw]`, written into `out: [n, c * mult, oh, ow]`.
+/// Each output plane starts as the bias and every kernel tap adds its weight times the shifted
+/// input row over the columns where the tap is inside the input, so the inner loops have no
+/// bounds tests and vectorize; every element still sums bias then taps in row-major tap order.
+pub(crate) fn depthwise<T: Tap>(
     x: &[T],
     wt: &[T],
     bias: Option<&[T]>,
-    n: usize,
+    out: &mut [T],
     c: usize,
     mult: usize,
     g: &Window,
-) -> Vec<T>
-where
-    T: Accum + std::ops::Mul<Output = T>,
-{
+) {
     let oplane = g.oh * g.ow;
-    let oc = c * mult;
-    let mut out = vec![T::default(); n * oc * oplane];
     if oplane == 0 {
-        return out;
+        return;
     }
+    let oc = c * mult;
     let plane = g.h * g.w;
     let k = g.kh * g.kw;
-    out.par_chunks_mut(oplane).enumerate().for_each(|(p, dst)| {
+    let one = |(p, dst): (usize, &mut [T])| {
         let (nb, o) = (p / oc, p % oc);
         let ci = o / mult;
         let src = &x[(nb * c + ci) * plane..(nb * c + ci + 1) * plane];
         let filt = &wt[o * k..(o + 1) * k];
         let b = bias.map(|b| b[o]).unwrap_or_default();
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let mut acc = b;
-                for ki in 0..g.kh {
-                    let Some(iy) = Window::src(oy, ki, g.sh, g.ph, g.dh, g.h) else {
-                        continue;
-                    };
-                    for kj in 0..g.kw {
-                        if let Some(ix) = Window::src(ox, kj, g.sw, g.pw, g.dw, g.w) {
-                            acc = acc.acc(src[iy * g.w + ix] * filt[ki * g.kw + kj]);
-                        }
+        depthwise_plane_simd(src, filt, b, dst, g);
+    };
+    if out.len() >= 1 << 14 {
+        out.par_chunks_mut(oplane).enumerate().for_each(one);
+    } else {
+        out.chunks_mut(oplane).enumerate().for_each(one);
+    }
+}
+
+simd_dispatch!(
+    fn depthwise_plane_simd<T: Tap>(src: &[T], filt: &[T], b: T, dst: &mut [T], g: &Window)
+        = depthwise_plane;
+);
+
+/// One output plane of [`depthwise`]: `dst = b + sum over taps of filt[tap] * shifted src`.
+#[inline(always)]
+fn depthwise_plane<T: Tap>(src: &[T], filt: &[T], b: T, dst: &mut [T], g: &Window) {
+    dst.fill(b);
+    for oy in 0..g.oh {
+        let drow = &mut dst[oy * g.ow..(oy + 1) * g.ow];
+        for ki in 0..g.kh {
+            let Some(iy) = Window::src(oy, ki, g.sh, g.ph, g.dh, g.h) else {
+                continue;
+            };
+            let srow = &src[iy * g.w..(iy + 1) * g.w];
+            for kj in 0..g.kw {
+                let wv = filt[ki * g.kw + kj];
+                let shift = (kj * g.dw) as isize - g.pw as isize;
+                let (lo, hi) = valid_range(shift, g.sw, g.w, g.ow);
+                if lo >= hi {
+                    continue;
+                }
+                let d = &mut drow[lo..hi];
+                // `lo * sw + shift >= 0` by the definition of the valid range.
+                let start = (lo * g.sw) as isize + shift;
+                let s = &srow[start as usize..];
+                if g.sw == 1 {
+                    for (o, &v) in d.iter_mut().zip(s) {
+                        *o = o.acc(v * wv);
+                    }
+                } else {
+                    for (o, &v) in d.iter_mut().zip(s.iter().step_by(g.sw)) {
+                        *o = o.acc(v * wv);
                     }
                 }
-                dst[oy * g.ow + ox] = acc;
             }
         }
-    });
-    out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The direct definition: every output element sums bias then its in-bounds taps.
+    fn reference(
+        x: &[f32],
+        wt: &[f32],
+        bias: Option<&[f32]>,
+        n: usize,
+        c: usize,
+        mult: usize,
+        g: &Window,
+    ) -> Vec<f32> {
+        let oc = c * mult;
+        let mut out = vec![0.0; n * oc * g.oh * g.ow];
+        for nb in 0..n {
+            for o in 0..oc {
+                let src = &x[(nb * c + o / mult) * g.h * g.w..];
+                for oy in 0..g.oh {
+                    for ox in 0..g.ow {
+                        let mut acc = bias.map(|b| b[o]).unwrap_or(0.0);
+                        for ki in 0..g.kh {
+                            for kj in 0..g.kw {
+                                let iy = (oy * g.sh + ki * g.dh) as isize - g.ph as isize;
+                                let ix = (ox * g.sw + kj * g.dw) as isize - g.pw as isize;
+                                if iy >= 0 && ix >= 0 && (iy as usize) < g.h && (ix as usize) < g.w
+                                {
+                                    acc += src[iy as usize * g.w + ix as usize]
+                                        * wt[(o * g.kh + ki) * g.kw + kj];
+                                }
+                            }
+                        }
+                        out[((nb * oc + o) * g.oh + oy) * g.ow + ox] = acc;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn depthwise_matches_the_definition_bit_for_bit() {
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        // Widths around every vector width, strides 1-3, padding wider than the kernel reach,
+        // dilation, kernels wider than the input, and a multiplier of 2.
+        for (h, w, kh, kw, s, p, d, mult, with_bias) in [
+            (5, 1, 3, 3, 1, 1, 1, 1, true),
+            (7, 17, 3, 3, 1, 1, 1, 1, true),
+            (9, 33, 3, 3, 2, 1, 1, 2, false),
+            (6, 15, 5, 5, 2, 2, 1, 1, true),
+            (8, 31, 3, 3, 3, 0, 2, 1, true),
+            (4, 4, 5, 5, 1, 3, 1, 1, false),
+            (3, 64, 1, 7, 1, 3, 1, 1, true),
+            (10, 9, 3, 3, 1, 0, 3, 1, true),
+        ] {
+            let (n, c) = (2, 3);
+            let oh = (h + 2 * p - d * (kh - 1) - 1) / s + 1;
+            let ow = (w + 2 * p - d * (kw - 1) - 1) / s + 1;
+            let g = Window {
+                h,
+                w,
+                kh,
+                kw,
+                sh: s,
+                sw: s,
+                ph: p,
+                pw: p,
+                dh: d,
+                dw: d,
+                oh,
+                ow,
+            };
+            let x: Vec<f32> = (0..n * c * h * w).map(|_| rnd()).collect();
+            let wt: Vec<f32> = (0..c * mult * kh * kw).map(|_| rnd()).collect();
+            let b: Vec<f32> = (0..c * mult).map(|_| rnd()).collect();
+            let bias = with_bias.then_some(&b[..]);
+            let mut out = vec![f32::NAN; n * c * mult * oh * ow];
+            depthwise(&x, &wt, bias, &mut out, c, mult, &g);
+            let want = reference(&x, &wt, bias, n, c, mult, &g);
+            assert_eq!(out.len(), want.len());
+            for (i, (a, b)) in out.iter().zip(&want).enumerate() {
+                assert_eq!(a.to_bits(), b.to_bits(), "element {i} of {g:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn depthwise_propagates_nan_and_inf() {
+        let g = Window {
+            h: 1,
+            w: 20,
+            kh: 1,
+            kw: 3,
+            sh: 1,
+            sw: 1,
+            ph: 0,
+            pw: 1,
+            dh: 1,
+            dw: 1,
+            oh: 1,
+            ow: 20,
+        };
+        let mut x = vec![1.0f32; 20];
+        x[4] = f32::NAN;
+        x[12] = f32::INFINITY;
+        let wt = [1.0f32, 2.0, 1.0];
+        let mut out = vec![0.0f32; 20];
+        depthwise(&x, &wt, None, &mut out, 1, 1, &g);
+        assert!(out[3].is_nan() && out[4].is_nan() && out[5].is_nan() && !out[2].is_nan());
+        assert!(out[11].is_infinite() && out[13].is_infinite() && out[14] == 4.0);
+        assert_eq!(out[0], 3.0);
+    }
 }

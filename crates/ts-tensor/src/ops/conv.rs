@@ -4,7 +4,7 @@
 //! skip the unfolding and depthwise filters run a direct loop. Transposed convolutions multiply
 //! first and fold the columns back (col2im).
 
-use crate::cpu::contiguous::filled_tensor;
+use crate::cpu::contiguous::{filled_tensor, with_slice};
 use crate::cpu::conv::{conv2d_tiled, ConvShape};
 use crate::cpu::im2col::{col2im, depthwise, im2col, Window};
 use crate::dtype::DType;
@@ -308,11 +308,14 @@ fn conv2d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> 
         let mult = (o / c) as usize;
         macro_rules! dw {
             ($T:ty) => {{
-                let xv = xc.contiguous_vec::<$T>()?;
-                let wv = wc.contiguous_vec::<$T>()?;
                 let bv = bc.as_ref().map(|b| b.contiguous_vec::<$T>()).transpose()?;
-                let r = depthwise(&xv, &wv, bv.as_deref(), n as usize, c as usize, mult, &win);
-                Tensor::from_vec(r, &out_shape)?
+                with_slice::<$T, _>(&xc, |xv| {
+                    with_slice::<$T, _>(&wc, |wv| {
+                        filled_tensor::<$T>(&out_shape, |out| {
+                            depthwise(xv, wv, bv.as_deref(), out, c as usize, mult, &win)
+                        })
+                    })
+                })???
             }};
         }
         let r = if ct == DType::Float32 {

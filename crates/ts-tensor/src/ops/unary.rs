@@ -13,6 +13,7 @@ use crate::config::default_dtype;
 use crate::cpu::dispatch::not_implemented;
 use crate::cpu::iter::{kernel_dtype, kernels, ElementwiseIter};
 use crate::cpu::num::{Elem, FloatMath, OpNum};
+use crate::cpu::simd::simd_dispatch;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops::binary::Dest;
@@ -35,6 +36,67 @@ pub(crate) fn map1<A: Elem, O: Elem>(it: &ElementwiseIter<2>, f: impl Fn(A) -> O
     it.plan.run(|p, s, n| {
         // SAFETY: the iterator's operands hold O (output) and A at the plan's strides.
         unsafe { kernels::unary::<A, O>(p, s, n, &f) }
+    });
+}
+
+/// Float element types whose arithmetic happens in the element type itself (f32, f64): the
+/// compute dtypes of [`float_unary`].
+pub(crate) trait SelfFloat: Elem<Op = Self> + FloatMath {}
+impl<T: Elem<Op = T> + FloatMath> SelfFloat for T {}
+
+/// `o[i] = u(a[i])` over one contiguous run.
+#[inline(always)]
+fn float_map_run<T: SelfFloat, U: FloatFn>(a: &[T], o: &mut [T], u: &U) {
+    for (o, &a) in o.iter_mut().zip(a) {
+        *o = u.apply(a);
+    }
+}
+
+/// `v[i] = u(v[i])` over one contiguous run (in-place operators).
+#[inline(always)]
+fn float_map_inplace<T: SelfFloat, U: FloatFn>(v: &mut [T], u: &U) {
+    for x in v.iter_mut() {
+        *x = u.apply(*x);
+    }
+}
+
+simd_dispatch!(
+    fn float_map_simd<T: SelfFloat, U: FloatFn>(a: &[T], o: &mut [T], u: &U) = float_map_run;
+);
+simd_dispatch!(
+    fn float_map_inplace_simd<T: SelfFloat, U: FloatFn>(v: &mut [T], u: &U) = float_map_inplace;
+);
+
+/// Runs a floating function over an iteration whose operands are both of type `T`.
+/// Contiguous runs call [`FloatFn::apply`] directly in a loop compiled for the widest vector
+/// ISA: through the generic closure-taking loops the function (a polynomial `exp`, `tanh`,
+/// `erf`, ... once inlined) was too large to be inlined, so it ran out of line per element.
+fn map_float<T: SelfFloat, U: FloatFn>(it: &ElementwiseIter<2>, u: &U) {
+    let sz = std::mem::size_of::<T>();
+    it.plan.run(|p, s, n| {
+        if n >= 16 && s[0] == sz as isize && s[1] == sz as isize {
+            let (o, a) = (p[0] as *mut T, p[1] as *const T);
+            if std::ptr::eq(o, a) {
+                // SAFETY: the plan's run holds `n` contiguous elements of `T` (the output and,
+                // in place, the input too), which nothing else touches during the call.
+                let v = unsafe { std::slice::from_raw_parts_mut(o, n) };
+                return float_map_inplace_simd(v, u);
+            }
+            let (olo, alo) = (o as usize, a as usize);
+            if olo + n * sz <= alo || alo + n * sz <= olo {
+                // SAFETY: two disjoint runs of `n` contiguous elements of `T`; the output run is
+                // written by this call only.
+                let (a, o) = unsafe {
+                    (
+                        std::slice::from_raw_parts(a, n),
+                        std::slice::from_raw_parts_mut(o, n),
+                    )
+                };
+                return float_map_simd(a, o, u);
+            }
+        }
+        // SAFETY: the iterator's operands hold `T` (output and input) at the plan's strides.
+        unsafe { kernels::unary::<T, T>(p, s, n, &|a: T| u.apply(a)) }
     });
 }
 
@@ -74,7 +136,7 @@ pub(crate) fn float_unary<U: FloatFn>(
     let kd = kernel_dtype(result);
     let input = x.cast_if_needed(kd)?;
     let it = ElementwiseIter::<2>::new(out, kd, &[&input])?;
-    dispatch_compute_float!(kd, name, T => map1::<T, T>(&it, |a| T::from_op(u.apply(a.op()))));
+    dispatch_compute_float!(kd, name, T => map_float::<T, U>(&it, &u));
     it.finish()
 }
 
@@ -217,23 +279,33 @@ fn clampf<F: FloatMath>(x: F, lo: F, hi: F) -> F {
     }
 }
 
-struct Gelu {
-    tanh: bool,
-}
-impl FloatFn for Gelu {
+/// GELU with the tanh approximation. The two forms are separate kernels (not one with a flag)
+/// so that each per-element function stays small enough to be inlined into the vectorized
+/// loop; with both behind a run-time flag it was called out of line, one element at a time.
+struct GeluTanh;
+impl FloatFn for GeluTanh {
     #[inline(always)]
     fn apply<F: FloatMath>(&self, x: F) -> F {
         let half: F = c(0.5);
-        if self.tanh {
-            let k: F = c(0.7978845608028654); // sqrt(2 / pi)
-            let inner = k * (x + c::<F>(0.044715) * x * x * x);
-            half * x * (F::one() + inner.tanh())
-        } else if x.wabs() == F::from_f64(f64::INFINITY) {
-            // torch 2.15 gives NaN for gelu(±inf) with the erf formulation.
+        let k: F = c(0.7978845608028654); // sqrt(2 / pi)
+        let inner = k * (x + c::<F>(0.044715) * x * x * x);
+        half * x * (F::one() + inner.tanh())
+    }
+}
+
+/// GELU with the exact (erf) formulation.
+struct GeluErf;
+impl FloatFn for GeluErf {
+    #[inline(always)]
+    fn apply<F: FloatMath>(&self, x: F) -> F {
+        let half: F = c(0.5);
+        let inv_sqrt2: F = c(std::f64::consts::FRAC_1_SQRT_2);
+        let r = x * half * (F::one() + (x * inv_sqrt2).erf());
+        // torch 2.15 gives NaN for gelu(±inf) with the erf formulation.
+        if x.wabs() == F::from_f64(f64::INFINITY) {
             F::from_f64(f64::NAN)
         } else {
-            let inv_sqrt2: F = c(std::f64::consts::FRAC_1_SQRT_2);
-            x * half * (F::one() + (x * inv_sqrt2).erf())
+            r
         }
     }
 }
@@ -604,21 +676,21 @@ impl Tensor {
 
     /// `gelu(approximate)`: `approximate` is `"none"` or `"tanh"`.
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
-        let tanh = parse_gelu(approximate)?;
-        float_unary(self, Dest::New, "GeluKernelImpl", Reject, Gelu { tanh })
+        if parse_gelu(approximate)? {
+            float_unary(self, Dest::New, "GeluKernelImpl", Reject, GeluTanh)
+        } else {
+            float_unary(self, Dest::New, "GeluKernelImpl", Reject, GeluErf)
+        }
     }
 
     /// In-place `gelu_`.
     pub fn gelu_(&self, approximate: &str) -> Result<()> {
-        let tanh = parse_gelu(approximate)?;
-        float_unary(
-            self,
-            Dest::InPlace(self),
-            "GeluKernelImpl",
-            Reject,
-            Gelu { tanh },
-        )
-        .map(|_| ())
+        let dest = Dest::InPlace(self);
+        if parse_gelu(approximate)? {
+            float_unary(self, dest, "GeluKernelImpl", Reject, GeluTanh).map(|_| ())
+        } else {
+            float_unary(self, dest, "GeluKernelImpl", Reject, GeluErf).map(|_| ())
+        }
     }
 
     /// `elu(alpha, scale, input_scale)`: `x` for positive inputs, else
@@ -919,6 +991,66 @@ mod tests {
     }
 
     const X: [f32; 8] = [-3., -1., -0.5, 0., 0.5, 1., 3., 25.];
+
+    #[test]
+    fn vectorized_runs_match_the_per_element_function() {
+        // Lengths around every vector width (the fast path starts at 16), NaN/inf inside the
+        // runs, fresh outputs, in-place updates and a strided (non-contiguous) input.
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            1e-30,
+            88.0,
+            -104.0,
+        ];
+        for n in [0usize, 1, 7, 15, 16, 17, 31, 33, 64, 100] {
+            let v: Vec<f32> = (0..n)
+                .map(|i| {
+                    if i % 11 == 5 {
+                        specials[(i / 11) % specials.len()]
+                    } else {
+                        (i as f32 * 0.37).sin() * 6.0
+                    }
+                })
+                .collect();
+            let t = f32s(&v);
+            let same = |got: Vec<f32>, f: &dyn Fn(f32) -> f32, what: &str| {
+                for (i, (g, &x)) in got.iter().zip(&v).enumerate() {
+                    let w = f(x);
+                    assert!(
+                        g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                        "{what} n={n} [{i}] of {x}: {g} vs {w}"
+                    );
+                }
+            };
+            same(
+                t.gelu("none").unwrap().to_vec(),
+                &|x| GeluErf.apply(x),
+                "gelu",
+            );
+            same(
+                t.gelu("tanh").unwrap().to_vec(),
+                &|x| GeluTanh.apply(x),
+                "gelu tanh",
+            );
+            same(t.tanh().unwrap().to_vec(), &|x| Tanh.apply(x), "tanh");
+            same(t.exp().unwrap().to_vec(), &|x| Exp.apply(x), "exp");
+            let u = t.clone_tensor().unwrap();
+            u.sigmoid_().unwrap();
+            same(u.to_vec(), &|x| Sigmoid.apply(x), "sigmoid_");
+            if n > 1 {
+                let doubled = f32s(&v.iter().flat_map(|&x| [x, 0.0]).collect::<Vec<_>>());
+                let strided = doubled.slice(0, Some(0), Some((2 * n) as i64), 2).unwrap();
+                same(
+                    strided.gelu("none").unwrap().to_vec(),
+                    &|x| GeluErf.apply(x),
+                    "strided",
+                );
+            }
+        }
+    }
 
     #[test]
     fn activations_match_torch() {
