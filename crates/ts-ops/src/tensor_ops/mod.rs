@@ -8,19 +8,27 @@
 mod aliases;
 mod args;
 mod arithmetic;
+mod aten_internal;
 mod attention;
 mod channels;
 mod conv_pool;
 mod creation;
 mod derived;
 mod distance;
+mod einsum;
+mod foreach;
+mod fused_optim;
 mod layers;
 mod linalg;
 mod loss;
+mod metadata;
 mod nn;
+mod number_theory;
 mod queries;
+mod random;
 mod reductions;
 mod reshaping;
+mod resize_set;
 mod rnn;
 mod sampling;
 mod scatter;
@@ -29,6 +37,7 @@ mod special;
 mod spectral;
 mod statistics;
 mod view_copies;
+mod windows;
 
 use std::sync::Arc;
 
@@ -64,7 +73,16 @@ pub fn register(r: &Registry) {
     statistics::register(r);
     spectral::register(r);
     distance::register(r);
+    windows::register(r);
+    random::register(r);
+    metadata::register(r);
+    number_theory::register(r);
+    einsum::register(r);
+    aten_internal::register(r);
+    resize_set::register(r);
+    fused_optim::register(r);
     derived::register(r);
+    foreach::register(r);
     aliases::register(r);
 }
 
