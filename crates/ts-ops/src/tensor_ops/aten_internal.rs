@@ -600,4 +600,274 @@ pub fn register(r: &Registry) {
     });
     register_legacy_convolutions(r);
     register_batch_norms(r);
+    register_views_and_copies(r);
+    register_fused_cells(r);
+}
+
+/// `x @ y` computed in `out_dtype` (the `.dtype` overloads of the matrix products).
+fn in_dtype(t: &Tensor, a: &Args, i: usize) -> Result<IValue, Error> {
+    Ok(IValue::Tensor(t.to_dtype(dtype_at(a, i)?, false)?))
+}
+
+fn dtype_at(a: &Args, i: usize) -> Result<DType, Error> {
+    a.dtype(i)?
+        .ok_or_else(|| Error::runtime("out_dtype must be a dtype"))
+}
+
+fn register_views_and_copies(r: &Registry) {
+    for name in ["aten::mT", "aten::mT.a"] {
+        def(r, name, |a| {
+            let t = a.t(0)?;
+            if t.dim() < 2 {
+                return Err(Error::runtime(format!(
+                    "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                    t.dim()
+                )));
+            }
+            t.transpose(-2, -1)
+        });
+    }
+    for name in ["aten::mH", "aten::mH.a"] {
+        def(r, name, |a| {
+            let t = a.t(0)?;
+            if t.dim() < 2 {
+                return Err(Error::runtime(format!(
+                    "tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                    t.dim()
+                )));
+            }
+            call_t("aten::adjoint", vec![tv(t)])
+        });
+    }
+    def(r, "aten::numpy_T.a", |a| call_t("aten::numpy_T", a.0.clone()));
+    def(r, "aten::index_put.hacked_twin", |a| call_t("aten::index_put", a.0.clone()));
+    def(r, "aten::index_put_.hacked_twin", |a| call_t("aten::index_put_", a.0.clone()));
+    // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    def(r, "aten::_to_copy", |a| {
+        call_t(
+            "aten::to.dtype_layout",
+            vec![
+                a.v(0)?.clone(),
+                a.v(1)?.clone(),
+                a.v(2)?.clone(),
+                a.v(3)?.clone(),
+                a.v(4)?.clone(),
+                a.v(5)?.clone(),
+                IValue::Bool(true),
+                a.v(6)?.clone(),
+            ],
+        )
+    });
+    def(r, "aten::new_empty_strided", |a| {
+        a.check_device(5)?;
+        let t = a.t(0)?;
+        Tensor::empty_strided(&a.ints(1)?, &a.ints(2)?, a.dtype(3)?.unwrap_or(t.dtype()))
+    });
+    def(r, "aten::randint_like", |a| {
+        let out = ts_tensor::factory::empty_like(a.t(0)?, a.dtype(2)?)?;
+        out.random_(0, a.int(1)?, None)?;
+        Ok(out)
+    });
+    def(r, "aten::_local_scalar_dense", |a| {
+        let t = a.t(0)?;
+        if t.numel() != 1 {
+            return Err(Error::runtime(format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                t.numel()
+            )));
+        }
+        call("aten::item", vec![tv(t)]).map(|mut v| v.remove(0))
+    });
+    def(r, "aten::_adaptive_avg_pool2d", |a| call_t("aten::adaptive_avg_pool2d", a.0.clone()));
+    def(r, "aten::_adaptive_avg_pool3d", |a| call_t("aten::adaptive_avg_pool3d", a.0.clone()));
+    def(r, "aten::empty_permuted", |a| {
+        a.check_device(4)?;
+        let (size, layout) = (a.ints(0)?, a.ints(1)?);
+        let mut perm = layout.clone();
+        perm.sort_unstable();
+        if layout.len() != size.len() || perm.iter().enumerate().any(|(i, &p)| p != i as i64) {
+            return Err(Error::runtime(format!(
+                "Number of dimensions in size does not match the length of the physical_layout; or physical_layout is not a permutation: {size:?} {layout:?}"
+            )));
+        }
+        // Dense strides in the physical order, mapped back to the logical dimensions.
+        let mut strides = vec![0i64; size.len()];
+        let mut acc = 1i64;
+        for &d in layout.iter().rev() {
+            strides[d as usize] = acc;
+            acc *= size[d as usize].max(1);
+        }
+        Tensor::empty_strided(&size, &strides, a.dtype(2)?.unwrap_or_else(ts_tensor::default_dtype))
+    });
+    def(r, "aten::zero", |a| ts_tensor::factory::zeros_like(a.t(0)?, None));
+    def(r, "aten::_conj_copy", |a| call_t("aten::conj", a.0.clone())?.clone_tensor());
+    def(r, "aten::view_as_real_copy", |a| {
+        call_t("aten::view_as_real", a.0.clone())?.clone_tensor()
+    });
+    def(r, "aten::view_as_complex_copy", |a| {
+        call_t("aten::view_as_complex", a.0.clone())?.clone_tensor()
+    });
+    def(r, "aten::special_spherical_bessel_j0", |a| {
+        // sin(x) / x, with the limit 1 at 0.
+        let x = a.t(0)?;
+        let xf = if x.dtype().is_floating_point() { x.clone() } else { x.to_dtype(ts_tensor::default_dtype(), false)? };
+        let q = xf.sin()?.div(&xf)?;
+        let zero = call_t("aten::eq.Scalar", vec![tv(&xf), IValue::Int(0)])?;
+        call_t("aten::masked_fill.Scalar", vec![tv(&q), tv(&zero), IValue::Double(1.0)])
+    });
+    def(r, "aten::mm.dtype", |a| {
+        let x = in_dtype(a.t(0)?, a, 2)?;
+        let y = in_dtype(a.t(1)?, a, 2)?;
+        call_t("aten::mm", vec![x, y])
+    });
+    def(r, "aten::bmm.dtype", |a| {
+        let x = in_dtype(a.t(0)?, a, 2)?;
+        let y = in_dtype(a.t(1)?, a, 2)?;
+        call_t("aten::bmm", vec![x, y])
+    });
+    for (name, target) in [("aten::addmm.dtype", "aten::addmm"), ("aten::baddbmm.dtype", "aten::baddbmm")] {
+        def(r, name, move |a| {
+            let args = vec![
+                in_dtype(a.t(0)?, a, 3)?,
+                in_dtype(a.t(1)?, a, 3)?,
+                in_dtype(a.t(2)?, a, 3)?,
+                a.v(4)?.clone(),
+                a.v(5)?.clone(),
+            ];
+            call_t(target, args)
+        });
+    }
+    def(r, "aten::addbmm", |a| {
+        // beta * self + alpha * sum_b(batch1[b] @ batch2[b])
+        let (x, b1, b2) = (a.t(0)?, a.t(1)?, a.t(2)?);
+        if b1.dim() != 3 || b2.dim() != 3 {
+            return Err(Error::runtime(format!(
+                "batch1 must be a 3D tensor, got {}D and {}D",
+                b1.dim(),
+                b2.dim()
+            )));
+        }
+        let prod = b1.bmm(b2)?.sum(Some(&[0]), false, None)?;
+        call_t(
+            "aten::add.Tensor",
+            vec![
+                IValue::Tensor(if a.s(3)?.to_f64() == 0.0 {
+                    ts_tensor::factory::zeros_like(x, None)?
+                } else {
+                    x.mul_scalar(a.s(3)?)?
+                }),
+                tv(&prod),
+                a.v(4)?.clone(),
+            ],
+        )?
+        .expand(&prod.sizes(), false)?
+        .contiguous()
+    });
+    for (name, target) in [("aten::_cummax_helper", "aten::cummax"), ("aten::_cummin_helper", "aten::cummin")] {
+        def(r, name, move |a| {
+            let (v, i) = pair(call_ts(target, vec![a.v(0)?.clone(), a.v(3)?.clone()])?)?;
+            ts_tensor::resize_out_and_copy(a.t(1)?, &v)?;
+            ts_tensor::resize_out_and_copy(a.t(2)?, &i)?;
+            Ok(IValue::None)
+        });
+    }
+    def(r, "aten::_ncf_unsqueeze", |a| {
+        // A per-channel vector viewed as [1, C, 1, ...] for an input of `ndim` dimensions.
+        let (t, ndim) = (a.t(0)?, a.int(1)?);
+        let mut shape = vec![1i64; ndim.max(2) as usize];
+        shape[1] = -1;
+        t.reshape(&shape)
+    });
+    def(r, "aten::_ncf_view", |a| {
+        // The leading dims of `input_shape`, then `normalized_ndim` ones.
+        let (t, input_shape, nd) = (a.t(0)?, a.ints(1)?, a.int(2)?);
+        let lead = input_shape.len().saturating_sub(nd.max(0) as usize);
+        let mut shape = input_shape[..lead].to_vec();
+        shape.resize(input_shape.len(), 1);
+        call_t("aten::view", vec![tv(t), ints(&shape)])
+    });
+}
+
+fn register_fused_cells(r: &Registry) {
+    // (input_gates, hidden_gates, cx, input_bias, hidden_bias) -> (hy, cy, workspace)
+    def(r, "aten::_thnn_fused_lstm_cell", |a| {
+        let mut gates = a.t(0)?.add(a.t(1)?, Scalar::Int(1))?;
+        for b in [a.ot(3)?, a.ot(4)?].into_iter().flatten() {
+            gates = gates.add(b, Scalar::Int(1))?;
+        }
+        let h = gates.sizes()[1] / 4;
+        let part = |k: i64| gates.narrow(1, k * h, h);
+        let i = part(0)?.sigmoid()?;
+        let f = part(1)?.sigmoid()?;
+        let g = part(2)?.tanh()?;
+        let o = part(3)?.sigmoid()?;
+        let cy = f.mul(a.t(2)?)?.add(&i.mul(&g)?, Scalar::Int(1))?;
+        let hy = o.mul(&cy.tanh()?)?;
+        let workspace = call_t(
+            "aten::cat",
+            vec![IValue::tensor_list([i, f, g, o]), IValue::Int(1)],
+        )?;
+        Ok((hy, cy, workspace))
+    });
+    // (input_gates, hidden_gates, hx, input_bias, hidden_bias) -> (hy, workspace)
+    def(r, "aten::_thnn_fused_gru_cell", |a| {
+        let (mut ig, mut hg, hx) = (a.t(0)?.clone(), a.t(1)?.clone(), a.t(2)?);
+        if let Some(b) = a.ot(3)? {
+            ig = ig.add(b, Scalar::Int(1))?;
+        }
+        if let Some(b) = a.ot(4)? {
+            hg = hg.add(b, Scalar::Int(1))?;
+        }
+        let h = ig.sizes()[1] / 3;
+        let r_gate = ig.narrow(1, 0, h)?.add(&hg.narrow(1, 0, h)?, Scalar::Int(1))?.sigmoid()?;
+        let z = ig.narrow(1, h, h)?.add(&hg.narrow(1, h, h)?, Scalar::Int(1))?.sigmoid()?;
+        let nh = hg.narrow(1, 2 * h, h)?;
+        let n = ig.narrow(1, 2 * h, h)?.add(&r_gate.mul(&nh)?, Scalar::Int(1))?.tanh()?;
+        // hy = n + z * (hx - n)
+        let hy = n.add(&z.mul(&hx.sub(&n, Scalar::Int(1))?)?, Scalar::Int(1))?;
+        let workspace = call_t(
+            "aten::cat",
+            vec![IValue::tensor_list([r_gate, z, nh, hx.clone(), n]), IValue::Int(1)],
+        )?;
+        Ok((hy, workspace))
+    });
+    // (qkv [B, T, 3D], qkv_bias [3D], num_heads) -> q, k, v as [B, heads, T, D / heads]
+    def(r, "aten::_transform_bias_rescale_qkv", |a| {
+        let (qkv, bias, heads) = (a.t(0)?, a.t(1)?, a.int(2)?);
+        if qkv.dim() != 3 {
+            return Err(Error::runtime("expected qkv to be 3-D [B, T, 3 * D]"));
+        }
+        let s = qkv.sizes();
+        let (b, t, d3) = (s[0], s[1], s[2]);
+        let d = d3 / 3;
+        if d3 % 3 != 0 || heads <= 0 || d % heads != 0 {
+            return Err(Error::runtime(format!(
+                "qkv last dimension {d3} must be 3 * num_heads * head_dim (num_heads={heads})"
+            )));
+        }
+        let dh = d / heads;
+        let x = qkv.add(bias, Scalar::Int(1))?;
+        let split = |k: i64| -> Result<Tensor, Error> {
+            x.narrow(2, k * d, d)?.reshape(&[b, t, heads, dh])?.transpose(1, 2)?.contiguous()
+        };
+        let q = split(0)?.div_scalar(Scalar::Float((dh as f64).sqrt()))?;
+        Ok((q, split(1)?, split(2)?))
+    });
+    def(r, "aten::_fused_rms_norm", |a| {
+        let x = a.t(0)?;
+        let k = a.ints(1)?.len() as i64;
+        let out = call_t("aten::rms_norm", a.0.clone())?;
+        let eps = match a.of(3)? {
+            Some(e) => e,
+            None if x.dtype() == DType::Float64 => f64::EPSILON,
+            None => f32::EPSILON as f64,
+        };
+        let dims: Vec<i64> = (x.dim() as i64 - k..x.dim() as i64).collect();
+        let rstd = x
+            .mul(x)?
+            .mean(Some(&dims), true, None)?
+            .add_scalar(Scalar::Float(eps), Scalar::Int(1))?
+            .rsqrt()?;
+        Ok((out, rstd))
+    });
 }

@@ -30,6 +30,7 @@ mod reductions;
 mod reshaping;
 mod resize_set;
 mod rnn;
+mod runtime_queries;
 mod sampling;
 mod scatter;
 mod shapes;
@@ -80,6 +81,7 @@ pub fn register(r: &Registry) {
     einsum::register(r);
     aten_internal::register(r);
     resize_set::register(r);
+    runtime_queries::register(r);
     fused_optim::register(r);
     derived::register(r);
     foreach::register(r);
