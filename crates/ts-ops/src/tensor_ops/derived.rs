@@ -322,6 +322,106 @@ pub fn register(r: &Registry) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::autograd::ops::call;
+
+    fn t(v: &[f64], shape: &[i64]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), shape).unwrap()
+    }
+
+    fn tv(x: &Tensor) -> IValue {
+        IValue::Tensor(x.clone())
+    }
+
+    #[test]
+    fn out_resizes_a_wrong_sized_out_and_returns_it() {
+        let out = ts_tensor::factory::zeros(&[5], Some(DType::Float64)).unwrap();
+        let a = t(&[1.0, 2.0], &[2]);
+        let b = t(&[2.0, 0.0], &[2]);
+        // nextafter.out has no binding of its own: it is derived from nextafter.
+        let r = call("aten::nextafter.out", vec![tv(&a), tv(&b), tv(&out)]).unwrap();
+        let IValue::Tensor(ret) = &r[0] else { panic!("no tensor") };
+        assert!(Tensor::is_same(ret, &out));
+        assert_eq!(out.sizes().as_slice(), &[2]);
+        assert_eq!(out.to_vec::<f64>(), vec![1.0f64.next_up(), 2.0f64.next_down()]);
+    }
+
+    #[test]
+    fn out_checks_that_the_result_can_be_cast() {
+        let out = ts_tensor::factory::zeros(&[2], Some(DType::Int64)).unwrap();
+        let a = t(&[1.0, 2.0], &[2]);
+        let e = call("aten::nextafter.out", vec![tv(&a), tv(&a), tv(&out)]).unwrap_err();
+        assert_eq!(e.message, "result type Double can't be cast to the desired output type Long");
+    }
+
+    #[test]
+    fn multi_output_outs_need_the_exact_dtypes() {
+        let x = t(&[1.0, 5.0, 3.0, 4.0, 2.0, 6.0], &[2, 3]);
+        let v = ts_tensor::factory::empty(&[0], Some(DType::Float64)).unwrap();
+        let i = ts_tensor::factory::empty(&[0], Some(DType::Int64)).unwrap();
+        let args = |i: &Tensor| vec![tv(&x), IValue::Int(1), IValue::Bool(false), tv(&v), tv(i)];
+        let r = call("aten::max.dim_max", args(&i)).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(v.to_vec::<f64>(), vec![5.0, 6.0]);
+        assert_eq!(i.to_vec::<i64>(), vec![1, 2]);
+        let wrong = ts_tensor::factory::empty(&[0], Some(DType::Float32)).unwrap();
+        let e = call("aten::max.dim_max", args(&wrong)).unwrap_err();
+        assert_eq!(e.message, "Expected out tensor to have dtype long int, but got float instead");
+    }
+
+    #[test]
+    fn list_outs_get_one_tensor_per_result() {
+        let x = t(&[1.0, 2.0, 3.0, 4.0], &[4]);
+        let outs: Vec<Tensor> = (0..2)
+            .map(|_| ts_tensor::factory::empty(&[0], Some(DType::Float64)).unwrap())
+            .collect();
+        let list = IValue::tensor_list(outs.clone());
+        call("aten::split_copy.Tensor_out", vec![tv(&x), IValue::Int(2), IValue::Int(0), list]).unwrap();
+        assert_eq!(outs[1].to_vec::<f64>(), vec![3.0, 4.0]);
+        let short = IValue::tensor_list(outs[..1].to_vec());
+        let e = call("aten::split_copy.Tensor_out", vec![tv(&x), IValue::Int(2), IValue::Int(0), short])
+            .unwrap_err();
+        assert!(e.message.contains("out list of 2 tensors"), "{}", e.message);
+    }
+
+    #[test]
+    fn factories_take_the_out_dtype() {
+        let out = ts_tensor::factory::empty(&[0], Some(DType::Int64)).unwrap();
+        call(
+            "aten::full.out",
+            vec![IValue::int_list([2]), IValue::Double(1.5), tv(&out)],
+        )
+        .unwrap();
+        assert_eq!(out.dtype(), DType::Int64);
+        assert_eq!(out.to_vec::<i64>(), vec![1, 1]);
+    }
+
+    #[test]
+    fn in_place_checks_the_cast_and_the_shape() {
+        let a = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+        let e = call("aten::polygamma_", vec![tv(&a), IValue::Int(1)]).unwrap_err();
+        assert_eq!(e.message, "result type Float can't be cast to the desired output type Long");
+        let x = Tensor::from_vec(vec![4i64, 6], &[2]).unwrap();
+        let r = call("aten::lcm_", vec![tv(&x), tv(&Tensor::from_vec(vec![6i64, 4], &[2]).unwrap())]).unwrap();
+        assert!(matches!(&r[0], IValue::Tensor(t) if Tensor::is_same(t, &x)));
+        assert_eq!(x.to_vec::<i64>(), vec![12, 12]);
+        let small = Tensor::from_vec(vec![4i64], &[1]).unwrap();
+        let e = call("aten::lcm_", vec![tv(&small), tv(&x)]).unwrap_err();
+        assert!(e.message.contains("doesn't match the broadcast shape"), "{}", e.message);
+    }
+
+    #[test]
+    fn out_refuses_arguments_that_require_grad() {
+        let a = t(&[1.0, 2.0], &[2]);
+        a.set_requires_grad(true);
+        let out = ts_tensor::factory::empty(&[0], Some(DType::Float64)).unwrap();
+        let e = call("aten::nextafter.out", vec![tv(&a), tv(&a), tv(&out)]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "nextafter(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad."
+        );
+        let _no_grad = ts_tensor::autograd::GradModeGuard::new(false);
+        assert!(call("aten::nextafter.out", vec![tv(&a), tv(&a), tv(&out)]).is_ok());
+    }
 
     #[test]
     fn in_place_names() {

@@ -23,6 +23,7 @@ mod linalg;
 mod loss;
 mod metadata;
 mod nn;
+mod packed_sequence;
 mod number_theory;
 mod queries;
 mod random;
@@ -82,6 +83,7 @@ pub fn register(r: &Registry) {
     aten_internal::register(r);
     resize_set::register(r);
     runtime_queries::register(r);
+    packed_sequence::register(r);
     fused_optim::register(r);
     derived::register(r);
     foreach::register(r);

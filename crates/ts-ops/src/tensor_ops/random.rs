@@ -453,6 +453,15 @@ pub fn register(r: &Registry) {
         t.uniform_(a.f(1)?, a.f(2)?, None)?;
         Ok(t)
     });
+    def(r, "aten::normal.out", |a| {
+        no_generator(a, 3)?;
+        let (x, out) = (a.t(0)?, a.t(4)?);
+        if out.sizes() != x.sizes() {
+            crate::tensor_ops::resize_set::resize_(out, &x.sizes())?;
+        }
+        out.normal_(a.f(1)?, a.f(2)?, None)?;
+        Ok(out.clone())
+    });
     def(r, "aten::normal_functional", |a| {
         no_generator(a, 3)?;
         let t = factory::empty_like(a.t(0)?, None)?;
@@ -697,4 +706,86 @@ fn rrelu_with_noise(
     let slopes = ts_tensor::where_(&neg, Operand::Tensor(&r), Operand::Scalar(Scalar::Float(1.0)))?;
     noise.copy_(&slopes)?;
     x.mul(&slopes.to_dtype(x.dtype(), false)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mean(v: &[f64]) -> f64 {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    #[test]
+    fn samplers_have_the_right_moments() {
+        let mut u = Uniforms::new();
+        let n = 20_000;
+        let p: Vec<f64> = (0..n).map(|_| poisson_sample(&mut u, 3.5).unwrap()).collect();
+        assert!((mean(&p) - 3.5).abs() < 0.1, "poisson small {}", mean(&p));
+        let p: Vec<f64> = (0..n).map(|_| poisson_sample(&mut u, 40.0).unwrap()).collect();
+        assert!((mean(&p) - 40.0).abs() < 0.3, "poisson large {}", mean(&p));
+        let b: Vec<f64> = (0..n).map(|_| binomial_sample(&mut u, 10.0, 0.3).unwrap()).collect();
+        assert!((mean(&b) - 3.0).abs() < 0.1, "binomial small {}", mean(&b));
+        let b: Vec<f64> = (0..n).map(|_| binomial_sample(&mut u, 200.0, 0.7).unwrap()).collect();
+        assert!((mean(&b) - 140.0).abs() < 0.5, "binomial large {}", mean(&b));
+        assert!(b.iter().all(|&k| (0.0..=200.0).contains(&k) && k.fract() == 0.0));
+        let g: Vec<f64> = (0..n).map(|_| gamma_sample(&mut u, 2.5).unwrap()).collect();
+        assert!((mean(&g) - 2.5).abs() < 0.1, "gamma {}", mean(&g));
+        let g: Vec<f64> = (0..n).map(|_| gamma_sample(&mut u, 0.3).unwrap()).collect();
+        assert!((mean(&g) - 0.3).abs() < 0.03, "gamma < 1 {}", mean(&g));
+    }
+
+    #[test]
+    fn distributions_in_place() {
+        let t = factory::empty(&[20_000], Some(DType::Float64)).unwrap();
+        geometric_(&t, 0.25).unwrap();
+        let v = t.to_vec::<f64>();
+        assert!(v.iter().all(|&k| k >= 1.0 && k.fract() == 0.0));
+        assert!((mean(&v) - 4.0).abs() < 0.15, "geometric {}", mean(&v));
+        log_normal_(&t, 0.0, 0.5).unwrap();
+        let v = t.to_vec::<f64>();
+        assert!((mean(&v) - (0.125f64).exp()).abs() < 0.03, "log-normal {}", mean(&v));
+        cauchy_(&t, 1.0, 2.0).unwrap();
+        let mut v = t.to_vec::<f64>();
+        v.sort_by(f64::total_cmp);
+        assert!((v[v.len() / 2] - 1.0).abs() < 0.1, "cauchy median {}", v[v.len() / 2]);
+        let i = factory::empty(&[1000], Some(DType::Int64)).unwrap();
+        random_from(&i, -3, Some(4)).unwrap();
+        assert!(i.to_vec::<i64>().iter().all(|k| (-3..4).contains(k)));
+        assert_eq!(
+            cauchy_(&i, 0.0, 1.0).unwrap_err().message,
+            "\"cauchy_cpu\" not implemented for 'Long'"
+        );
+        assert!(geometric_(&t, 1.5).is_err());
+    }
+
+    #[test]
+    fn multinomial_and_randperm() {
+        let probs = Tensor::from_vec(vec![0.0, 1.0, 2.0, 0.0, 3.0], &[5]).unwrap();
+        let s = multinomial(&probs, 3, false).unwrap().to_vec::<i64>();
+        let mut sorted = s.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![1, 2, 4]);
+        assert!(multinomial(&probs, 4, false).is_err());
+        let w = multinomial(&probs, 3000, true).unwrap().to_vec::<i64>();
+        assert!(w.iter().all(|&k| k == 1 || k == 2 || k == 4));
+        let fours = w.iter().filter(|&&k| k == 4).count() as f64 / 3000.0;
+        assert!((fours - 0.5).abs() < 0.05, "{fours}");
+        let mut p = randperm(50, None).unwrap().to_vec::<i64>();
+        p.sort_unstable();
+        assert_eq!(p, (0..50).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn dropout_masks_and_scales() {
+        let x = factory::full(&[1000], Scalar::Float(2.0), Some(DType::Float32)).unwrap();
+        let (y, mask) = native_dropout(&x, 0.25, true).unwrap();
+        let (y, m) = (y.to_vec::<f64>(), mask.to_vec::<bool>());
+        for (v, k) in y.iter().zip(&m) {
+            assert!((if *k { (v - 2.0 / 0.75).abs() } else { v.abs() }) < 1e-6);
+        }
+        let (same, all) = native_dropout(&x, 0.25, false).unwrap();
+        assert_eq!(same.to_vec::<f64>(), x.to_vec::<f64>());
+        assert!(all.to_vec::<bool>().iter().all(|k| *k));
+    }
 }

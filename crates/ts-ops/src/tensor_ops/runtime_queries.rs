@@ -198,6 +198,11 @@ pub fn register(r: &Registry) {
         let overlaps = ts_tensor::overlap::assert_no_internal_overlap(&t.meta_snapshot()).is_err();
         Ok(IValue::Int(overlaps as i64))
     });
+    def(r, "prim::abs", |a| a.t(0)?.abs());
+    def(r, "aten::_unwrap_optional", |a| match a.v(0)? {
+        IValue::None => Err(Error::runtime("Unwrapping null optional")),
+        v => Ok(v.clone()),
+    });
     register_complex_numbers(r);
 }
 
