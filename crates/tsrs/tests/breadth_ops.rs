@@ -23,7 +23,10 @@ fn run(src: &str) -> Result<Vec<f64>, String> {
             .iter()
             .map(|x| x.as_double().unwrap_or(f64::NAN))
             .collect()),
-        other => Err(format!("expected a list, got {}", other.to_display_string())),
+        other => Err(format!(
+            "expected a list, got {}",
+            other.to_display_string()
+        )),
     }
 }
 
@@ -47,7 +50,9 @@ fn breadth_programs_match_pytorch() {
                     failures.push(format!("{name}: error '{msg}' lacks '{want}'"));
                 }
             }
-            (Some(want), Ok(v)) => failures.push(format!("{name}: expected error '{want}', got {v:?}")),
+            (Some(want), Ok(v)) => {
+                failures.push(format!("{name}: expected error '{want}', got {v:?}"))
+            }
             (None, Err(msg)) => failures.push(format!("{name}: {msg}")),
             (None, Ok(v)) => {
                 let want: Vec<f64> = case["values"]

@@ -209,7 +209,12 @@ fn safe_softmax(x: &Tensor, dim: i64, dtype: IValue) -> Result<Tensor, Error> {
 /// `_masked_softmax(self, mask, dim, mask_type)`: softmax over the positions where `mask` is
 /// false; a key-padding mask (type 1, `[B, L]` for a `[B, H, L, L]` input) broadcasts over
 /// heads and queries. Fully masked rows give zeros.
-fn masked_softmax(x: &Tensor, mask: &Tensor, dim: Option<i64>, mask_type: Option<i64>) -> Result<Tensor, Error> {
+fn masked_softmax(
+    x: &Tensor,
+    mask: &Tensor,
+    dim: Option<i64>,
+    mask_type: Option<i64>,
+) -> Result<Tensor, Error> {
     let dim = dim.unwrap_or(-1);
     let mask = if mask_type == Some(1) && mask.dim() == 2 && x.dim() == 4 {
         let s = mask.sizes();
@@ -255,12 +260,7 @@ fn channel_stats(x: &Tensor) -> Result<(Tensor, Tensor), Error> {
     let mean = x.mean(Some(&dims), false, None)?;
     let var = call_t(
         "aten::var.correction",
-        vec![
-            tv(x),
-            ints(&dims),
-            IValue::Int(0),
-            IValue::Bool(false),
-        ],
+        vec![tv(x), ints(&dims), IValue::Int(0), IValue::Bool(false)],
     )?;
     Ok((mean, var))
 }
@@ -276,7 +276,9 @@ fn register_batch_norms(r: &Registry) {
     def(r, "aten::batch_norm_stats", |a| {
         let x = a.t(0)?;
         let (mean, var) = channel_stats(x)?;
-        let invstd = var.add_scalar(Scalar::Float(a.f(1)?), Scalar::Int(1))?.rsqrt()?;
+        let invstd = var
+            .add_scalar(Scalar::Float(a.f(1)?), Scalar::Int(1))?
+            .rsqrt()?;
         Ok((mean, invstd))
     });
     def(r, "aten::batch_norm_elemt", |a| {
@@ -300,10 +302,16 @@ fn register_batch_norms(r: &Registry) {
         let momentum = a.f(3)?;
         let unbiased = var.mul_scalar(Scalar::Float(n / (n - 1.0).max(1.0)))?;
         if let Some(rm) = a.ot(1)? {
-            rm.copy_(&rm.mul_scalar(Scalar::Float(1.0 - momentum))?.add(&mean, Scalar::Float(momentum))?)?;
+            rm.copy_(
+                &rm.mul_scalar(Scalar::Float(1.0 - momentum))?
+                    .add(&mean, Scalar::Float(momentum))?,
+            )?;
         }
         if let Some(rv) = a.ot(2)? {
-            rv.copy_(&rv.mul_scalar(Scalar::Float(1.0 - momentum))?.add(&unbiased, Scalar::Float(momentum))?)?;
+            rv.copy_(
+                &rv.mul_scalar(Scalar::Float(1.0 - momentum))?
+                    .add(&unbiased, Scalar::Float(momentum))?,
+            )?;
         }
         Ok((mean, var))
     });
@@ -361,7 +369,14 @@ fn register_batch_norms(r: &Registry) {
             ],
         )?)?;
         let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
-        Ok(Many(vec![tv(&out), tv(&m), tv(&v), tv(&reserve), tv(&rm), tv(&rv)]))
+        Ok(Many(vec![
+            tv(&out),
+            tv(&m),
+            tv(&v),
+            tv(&reserve),
+            tv(&rm),
+            tv(&rv),
+        ]))
     });
     def(r, "aten::_batch_norm_no_update", |a| {
         let (out, m, v) = triple(call_ts(
@@ -384,7 +399,13 @@ fn register_batch_norms(r: &Registry) {
     def(r, "aten::_batch_norm_impl_index", |a| {
         let (out, m, v) = triple(call_ts("aten::native_batch_norm", a.0[..8].to_vec())?)?;
         let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
-        Ok(Many(vec![tv(&out), tv(&m), tv(&v), tv(&reserve), IValue::Int(0)]))
+        Ok(Many(vec![
+            tv(&out),
+            tv(&m),
+            tv(&v),
+            tv(&reserve),
+            IValue::Int(0),
+        ]))
     });
 }
 
@@ -399,12 +420,21 @@ pub fn register(r: &Registry) {
     def(r, "aten::_aminmax.dim", |a| {
         pair(call_ts(
             "aten::aminmax",
-            vec![a.v(0)?.clone(), IValue::Int(a.int(1)?), IValue::Bool(a.b(2)?)],
+            vec![
+                a.v(0)?.clone(),
+                IValue::Int(a.int(1)?),
+                IValue::Bool(a.b(2)?),
+            ],
         )?)
     });
     def(r, "aten::_stack", |a| call_t("aten::stack", a.0.clone()));
-    def(r, "aten::_logcumsumexp", |a| call_t("aten::logcumsumexp", a.0.clone()));
-    for (name, target) in [("aten::_is_all_true", "aten::all"), ("aten::_is_any_true", "aten::any")] {
+    def(r, "aten::_logcumsumexp", |a| {
+        call_t("aten::logcumsumexp", a.0.clone())
+    });
+    for (name, target) in [
+        ("aten::_is_all_true", "aten::all"),
+        ("aten::_is_any_true", "aten::any"),
+    ] {
         def(r, name, move |a| {
             let t = a.t(0)?;
             if t.dtype() != DType::Bool {
@@ -422,7 +452,10 @@ pub fn register(r: &Registry) {
     def(r, "aten::_add_relu.Scalar", |a| {
         call_t("aten::add.Scalar", a.0.clone())?.relu()
     });
-    for name in ["aten::_unsafe_index.Tensor", "aten::_unsafe_index.Tensor_hacked_twin"] {
+    for name in [
+        "aten::_unsafe_index.Tensor",
+        "aten::_unsafe_index.Tensor_hacked_twin",
+    ] {
         def(r, name, |a| call_t("aten::index.Tensor", a.0.clone()));
     }
     for name in [
@@ -434,7 +467,10 @@ pub fn register(r: &Registry) {
     def(r, "aten::_index_put_impl", |a| {
         call_t("aten::index_put", a.0[..4].to_vec())
     });
-    for name in ["aten::_index_put_impl_", "aten::_index_put_impl_.hacked_twin"] {
+    for name in [
+        "aten::_index_put_impl_",
+        "aten::_index_put_impl_.hacked_twin",
+    ] {
         def(r, name, |a| call_t("aten::index_put_", a.0[..4].to_vec()));
     }
     def(r, "aten::_unsafe_masked_index", |a| {
@@ -453,9 +489,12 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::_masked_scale", |a| {
         let (x, mask, scale) = (a.t(0)?, a.t(1)?, a.f(2)?);
-        x.mul(&mask.to_dtype(x.dtype(), false)?)?.mul_scalar(Scalar::Float(scale))
+        x.mul(&mask.to_dtype(x.dtype(), false)?)?
+            .mul_scalar(Scalar::Float(scale))
     });
-    def(r, "aten::data", |a| call_t("aten::detach", vec![a.v(0)?.clone()]));
+    def(r, "aten::data", |a| {
+        call_t("aten::detach", vec![a.v(0)?.clone()])
+    });
     def(r, "aten::_lazy_clone", |a| a.t(0)?.clone_tensor());
     for (name, dt) in [
         ("aten::_cast_Byte", DType::UInt8),
@@ -481,9 +520,18 @@ pub fn register(r: &Registry) {
         let n = t.dim() as i64;
         let dd = if d < 0 { d + n } else { d };
         let len = *t.sizes().get(dd.max(0) as usize).ok_or_else(|| {
-            Error::runtime(format!("Dimension out of range (expected to be in range of [{}, {}], but got {d})", -n, n - 1))
+            Error::runtime(format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                -n,
+                n - 1
+            ))
         })?;
-        ts_tensor::factory::arange(Scalar::Int(0), Scalar::Int(len), Scalar::Int(1), Some(DType::Int64))
+        ts_tensor::factory::arange(
+            Scalar::Int(0),
+            Scalar::Int(len),
+            Scalar::Int(1),
+            Some(DType::Int64),
+        )
     });
     def(r, "aten::_efficientzerotensor", |a| {
         a.check_device(3)?;
@@ -496,7 +544,10 @@ pub fn register(r: &Registry) {
             .iter()
             .map(|t| t.reshape(&[-1]).map(IValue::Tensor))
             .collect::<Result<_, _>>()?;
-        call_t("aten::cat", vec![IValue::list(Type::tensor(), flat), IValue::Int(0)])
+        call_t(
+            "aten::cat",
+            vec![IValue::list(Type::tensor(), flat), IValue::Int(0)],
+        )
     });
     def(r, "aten::unflatten_dense_tensors", |a| {
         let flat = a.t(0)?;
@@ -511,15 +562,23 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::_weight_norm", |a| {
         let (v, g, dim) = (a.t(0)?, a.t(1)?, a.int(2)?);
-        let norm = call_t("aten::norm_except_dim", vec![tv(v), IValue::Int(2), IValue::Int(dim)])?;
+        let norm = call_t(
+            "aten::norm_except_dim",
+            vec![tv(v), IValue::Int(2), IValue::Int(dim)],
+        )?;
         v.mul(&g.div(&norm)?)
     });
     def(r, "aten::_weight_norm_interface", |a| {
         let (v, g, dim) = (a.t(0)?, a.t(1)?, a.int(2)?);
-        let norm = call_t("aten::norm_except_dim", vec![tv(v), IValue::Int(2), IValue::Int(dim)])?;
+        let norm = call_t(
+            "aten::norm_except_dim",
+            vec![tv(v), IValue::Int(2), IValue::Int(dim)],
+        )?;
         Ok((v.mul(&g.div(&norm)?)?, norm.reshape(&[-1])?))
     });
-    def(r, "aten::_prelu_kernel", |a| call_t("aten::prelu", a.0.clone()));
+    def(r, "aten::_prelu_kernel", |a| {
+        call_t("aten::prelu", a.0.clone())
+    });
     def(r, "aten::log_sigmoid_forward", |a| {
         let x = a.t(0)?;
         let out = call_t("aten::log_sigmoid", vec![tv(x)])?;
@@ -602,6 +661,108 @@ pub fn register(r: &Registry) {
     register_batch_norms(r);
     register_views_and_copies(r);
     register_fused_cells(r);
+    def(r, "aten::_rowwise_prune", |a| {
+        // The rows of `weight` where `mask` is set, and for every row its index among the
+        // kept rows (-1 when pruned).
+        let (w, mask) = (a.t(0)?, a.t(1)?);
+        if mask.dim() != 1 || w.dim() != 2 || mask.sizes()[0] != w.sizes()[0] {
+            return Err(Error::runtime(
+                "_rowwise_prune expects a 2-D weight and a 1-D mask with one entry per row",
+            ));
+        }
+        let keep = mask.to_vec::<bool>();
+        let mut kept = Vec::new();
+        let mut next = 0i64;
+        let indices: Vec<i64> = keep
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| {
+                if k {
+                    kept.push(i as i64);
+                    next += 1;
+                    next - 1
+                } else {
+                    -1
+                }
+            })
+            .collect();
+        let idx = Tensor::from_vec(kept.clone(), &[kept.len() as i64])?;
+        let pruned = call_t("aten::index_select", vec![tv(w), IValue::Int(0), tv(&idx)])?;
+        let n = indices.len() as i64;
+        let ci = Tensor::from_vec(indices, &[n])?.to_dtype(dtype_at(a, 2)?, false)?;
+        Ok((pruned, ci))
+    });
+    // (query, key, value, attn_mask, dropout_p, is_causal, dropout_mask, *, scale, enable_gqa)
+    def(r, "aten::_scaled_dot_product_attention_math", |a| {
+        let (q, k, v) = (a.t(0)?, a.t(1)?, a.t(2)?);
+        let (p, causal) = (a.f(4)?, a.b(5)?);
+        let d = *q.sizes().last().unwrap_or(&1) as f64;
+        let scale = a.of(7)?.unwrap_or(1.0 / d.sqrt());
+        let (l, s) = (q.sizes()[q.dim() - 2], k.sizes()[k.dim() - 2]);
+        let (k, v) = if a.b(8)? && k.dim() >= 3 && q.sizes()[q.dim() - 3] != k.sizes()[k.dim() - 3]
+        {
+            // Grouped-query attention: repeat the key/value heads.
+            let rep = q.sizes()[q.dim() - 3] / k.sizes()[k.dim() - 3];
+            let d3 = k.dim() as i64 - 3;
+            (
+                call_t(
+                    "aten::repeat_interleave.self_int",
+                    vec![tv(k), IValue::Int(rep), IValue::Int(d3), IValue::None],
+                )?,
+                call_t(
+                    "aten::repeat_interleave.self_int",
+                    vec![tv(v), IValue::Int(rep), IValue::Int(d3), IValue::None],
+                )?,
+            )
+        } else {
+            (k.clone(), v.clone())
+        };
+        let mut scores = q
+            .matmul(&k.transpose(-2, -1)?)?
+            .mul_scalar(Scalar::Float(scale))?;
+        if causal {
+            let ones = ts_tensor::factory::full(&[l, s], Scalar::Bool(true), Some(DType::Bool))?;
+            let keep = call_t("aten::tril", vec![tv(&ones), IValue::Int(0)])?;
+            let drop = keep.logical_not()?;
+            scores = call_t(
+                "aten::masked_fill.Scalar",
+                vec![tv(&scores), tv(&drop), IValue::Double(f64::NEG_INFINITY)],
+            )?;
+        }
+        if let Some(m) = a.ot(3)? {
+            scores = if m.dtype() == DType::Bool {
+                call_t(
+                    "aten::masked_fill.Scalar",
+                    vec![
+                        tv(&scores),
+                        tv(&m.logical_not()?),
+                        IValue::Double(f64::NEG_INFINITY),
+                    ],
+                )?
+            } else {
+                scores.add(m, Scalar::Int(1))?
+            };
+        }
+        let attn = call_t(
+            "aten::softmax.int",
+            vec![tv(&scores), IValue::Int(-1), IValue::None],
+        )?;
+        let dropped = if p > 0.0 {
+            let mask = match a.ot(6)? {
+                Some(m) => m.clone(),
+                None => {
+                    let keep = ts_tensor::factory::empty_like(&attn, Some(DType::Float64))?;
+                    keep.bernoulli_(1.0 - p, None)?;
+                    keep
+                }
+            };
+            attn.mul(&mask.to_dtype(attn.dtype(), false)?)?
+                .div_scalar(Scalar::Float(1.0 - p))?
+        } else {
+            attn.clone()
+        };
+        Ok((dropped.matmul(&v)?, attn))
+    });
 }
 
 /// `x @ y` computed in `out_dtype` (the `.dtype` overloads of the matrix products).
@@ -639,9 +800,15 @@ fn register_views_and_copies(r: &Registry) {
             call_t("aten::adjoint", vec![tv(t)])
         });
     }
-    def(r, "aten::numpy_T.a", |a| call_t("aten::numpy_T", a.0.clone()));
-    def(r, "aten::index_put.hacked_twin", |a| call_t("aten::index_put", a.0.clone()));
-    def(r, "aten::index_put_.hacked_twin", |a| call_t("aten::index_put_", a.0.clone()));
+    def(r, "aten::numpy_T.a", |a| {
+        call_t("aten::numpy_T", a.0.clone())
+    });
+    def(r, "aten::index_put.hacked_twin", |a| {
+        call_t("aten::index_put", a.0.clone())
+    });
+    def(r, "aten::index_put_.hacked_twin", |a| {
+        call_t("aten::index_put_", a.0.clone())
+    });
     // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format)
     def(r, "aten::_to_copy", |a| {
         call_t(
@@ -678,8 +845,12 @@ fn register_views_and_copies(r: &Registry) {
         }
         call("aten::item", vec![tv(t)]).map(|mut v| v.remove(0))
     });
-    def(r, "aten::_adaptive_avg_pool2d", |a| call_t("aten::adaptive_avg_pool2d", a.0.clone()));
-    def(r, "aten::_adaptive_avg_pool3d", |a| call_t("aten::adaptive_avg_pool3d", a.0.clone()));
+    def(r, "aten::_adaptive_avg_pool2d", |a| {
+        call_t("aten::adaptive_avg_pool2d", a.0.clone())
+    });
+    def(r, "aten::_adaptive_avg_pool3d", |a| {
+        call_t("aten::adaptive_avg_pool3d", a.0.clone())
+    });
     def(r, "aten::empty_permuted", |a| {
         a.check_device(4)?;
         let (size, layout) = (a.ints(0)?, a.ints(1)?);
@@ -697,10 +868,18 @@ fn register_views_and_copies(r: &Registry) {
             strides[d as usize] = acc;
             acc *= size[d as usize].max(1);
         }
-        Tensor::empty_strided(&size, &strides, a.dtype(2)?.unwrap_or_else(ts_tensor::default_dtype))
+        Tensor::empty_strided(
+            &size,
+            &strides,
+            a.dtype(2)?.unwrap_or_else(ts_tensor::default_dtype),
+        )
     });
-    def(r, "aten::zero", |a| ts_tensor::factory::zeros_like(a.t(0)?, None));
-    def(r, "aten::_conj_copy", |a| call_t("aten::conj", a.0.clone())?.clone_tensor());
+    def(r, "aten::zero", |a| {
+        ts_tensor::factory::zeros_like(a.t(0)?, None)
+    });
+    def(r, "aten::_conj_copy", |a| {
+        call_t("aten::conj", a.0.clone())?.clone_tensor()
+    });
     def(r, "aten::view_as_real_copy", |a| {
         call_t("aten::view_as_real", a.0.clone())?.clone_tensor()
     });
@@ -710,10 +889,17 @@ fn register_views_and_copies(r: &Registry) {
     def(r, "aten::special_spherical_bessel_j0", |a| {
         // sin(x) / x, with the limit 1 at 0.
         let x = a.t(0)?;
-        let xf = if x.dtype().is_floating_point() { x.clone() } else { x.to_dtype(ts_tensor::default_dtype(), false)? };
+        let xf = if x.dtype().is_floating_point() {
+            x.clone()
+        } else {
+            x.to_dtype(ts_tensor::default_dtype(), false)?
+        };
         let q = xf.sin()?.div(&xf)?;
         let zero = call_t("aten::eq.Scalar", vec![tv(&xf), IValue::Int(0)])?;
-        call_t("aten::masked_fill.Scalar", vec![tv(&q), tv(&zero), IValue::Double(1.0)])
+        call_t(
+            "aten::masked_fill.Scalar",
+            vec![tv(&q), tv(&zero), IValue::Double(1.0)],
+        )
     });
     def(r, "aten::mm.dtype", |a| {
         let x = in_dtype(a.t(0)?, a, 2)?;
@@ -725,7 +911,10 @@ fn register_views_and_copies(r: &Registry) {
         let y = in_dtype(a.t(1)?, a, 2)?;
         call_t("aten::bmm", vec![x, y])
     });
-    for (name, target) in [("aten::addmm.dtype", "aten::addmm"), ("aten::baddbmm.dtype", "aten::baddbmm")] {
+    for (name, target) in [
+        ("aten::addmm.dtype", "aten::addmm"),
+        ("aten::baddbmm.dtype", "aten::baddbmm"),
+    ] {
         def(r, name, move |a| {
             let args = vec![
                 in_dtype(a.t(0)?, a, 3)?,
@@ -763,7 +952,10 @@ fn register_views_and_copies(r: &Registry) {
         .expand(&prod.sizes(), false)?
         .contiguous()
     });
-    for (name, target) in [("aten::_cummax_helper", "aten::cummax"), ("aten::_cummin_helper", "aten::cummin")] {
+    for (name, target) in [
+        ("aten::_cummax_helper", "aten::cummax"),
+        ("aten::_cummin_helper", "aten::cummin"),
+    ] {
         def(r, name, move |a| {
             let (v, i) = pair(call_ts(target, vec![a.v(0)?.clone(), a.v(3)?.clone()])?)?;
             ts_tensor::resize_out_and_copy(a.t(1)?, &v)?;
@@ -819,15 +1011,27 @@ fn register_fused_cells(r: &Registry) {
             hg = hg.add(b, Scalar::Int(1))?;
         }
         let h = ig.sizes()[1] / 3;
-        let r_gate = ig.narrow(1, 0, h)?.add(&hg.narrow(1, 0, h)?, Scalar::Int(1))?.sigmoid()?;
-        let z = ig.narrow(1, h, h)?.add(&hg.narrow(1, h, h)?, Scalar::Int(1))?.sigmoid()?;
+        let r_gate = ig
+            .narrow(1, 0, h)?
+            .add(&hg.narrow(1, 0, h)?, Scalar::Int(1))?
+            .sigmoid()?;
+        let z = ig
+            .narrow(1, h, h)?
+            .add(&hg.narrow(1, h, h)?, Scalar::Int(1))?
+            .sigmoid()?;
         let nh = hg.narrow(1, 2 * h, h)?;
-        let n = ig.narrow(1, 2 * h, h)?.add(&r_gate.mul(&nh)?, Scalar::Int(1))?.tanh()?;
+        let n = ig
+            .narrow(1, 2 * h, h)?
+            .add(&r_gate.mul(&nh)?, Scalar::Int(1))?
+            .tanh()?;
         // hy = n + z * (hx - n)
         let hy = n.add(&z.mul(&hx.sub(&n, Scalar::Int(1))?)?, Scalar::Int(1))?;
         let workspace = call_t(
             "aten::cat",
-            vec![IValue::tensor_list([r_gate, z, nh, hx.clone(), n]), IValue::Int(1)],
+            vec![
+                IValue::tensor_list([r_gate, z, nh, hx.clone(), n]),
+                IValue::Int(1),
+            ],
         )?;
         Ok((hy, workspace))
     });
@@ -848,7 +1052,10 @@ fn register_fused_cells(r: &Registry) {
         let dh = d / heads;
         let x = qkv.add(bias, Scalar::Int(1))?;
         let split = |k: i64| -> Result<Tensor, Error> {
-            x.narrow(2, k * d, d)?.reshape(&[b, t, heads, dh])?.transpose(1, 2)?.contiguous()
+            x.narrow(2, k * d, d)?
+                .reshape(&[b, t, heads, dh])?
+                .transpose(1, 2)?
+                .contiguous()
         };
         let q = split(0)?.div_scalar(Scalar::Float((dh as f64).sqrt()))?;
         Ok((q, split(1)?, split(2)?))

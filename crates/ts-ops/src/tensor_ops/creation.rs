@@ -271,7 +271,13 @@ fn range(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Resu
 
 /// The `[2, N]` coordinates of the lower (`lower`) or upper triangle of a `row x col` matrix
 /// relative to diagonal `offset`, row-major.
-fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: Option<DType>) -> Result<Tensor, Error> {
+fn triangle_indices(
+    row: i64,
+    col: i64,
+    offset: i64,
+    lower: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor, Error> {
     if row < 0 || col < 0 {
         return Err(Error::runtime(format!(
             "row must be non-negative, got{}",
@@ -281,7 +287,11 @@ fn triangle_indices(row: i64, col: i64, offset: i64, lower: bool, dtype: Option<
     let (mut rs, mut cs) = (Vec::new(), Vec::new());
     for i in 0..row {
         for j in 0..col {
-            let keep = if lower { j - i <= offset } else { j - i >= offset };
+            let keep = if lower {
+                j - i <= offset
+            } else {
+                j - i >= offset
+            };
             if keep {
                 rs.push(i);
                 cs.push(j);
@@ -328,7 +338,11 @@ fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: i64) -> Result<Tens
             for (k, wv) in v.into_iter().zip(w.to_vec::<f64>()) {
                 sums[k as usize] += wv;
             }
-            let dt = if w.dtype().is_floating_point() { w.dtype() } else { DType::Float64 };
+            let dt = if w.dtype().is_floating_point() {
+                w.dtype()
+            } else {
+                DType::Float64
+            };
             Tensor::from_vec(sums, &[len as i64])?.to_dtype(dt, false)
         }
     }
@@ -356,7 +370,9 @@ fn register_index_factories(r: &Registry) {
         a.check_device(5)?;
         triangle_indices(a.int(0)?, a.int(1)?, a.int(2)?, true, a.dtype(3)?)
     });
-    def(r, "aten::bincount", |a| bincount(a.t(0)?, a.ot(1)?, a.int(2)?));
+    def(r, "aten::bincount", |a| {
+        bincount(a.t(0)?, a.ot(1)?, a.int(2)?)
+    });
     def(r, "aten::empty_strided", |a| {
         a.check_device(4)?;
         let (sizes, strides) = (a.ints(0)?, a.ints(1)?);
@@ -371,7 +387,10 @@ fn register_index_factories(r: &Registry) {
     });
     def(r, "aten::_list_to_tensor", |a| {
         let v = a.ints(0)?;
-        Tensor::from_vec(v.iter().map(|&x| x as i32).collect::<Vec<i32>>(), &[v.len() as i64])
+        Tensor::from_vec(
+            v.iter().map(|&x| x as i32).collect::<Vec<i32>>(),
+            &[v.len() as i64],
+        )
     });
     def(r, "aten::_tensor_to_list", |a| {
         let t = a.t(0)?;

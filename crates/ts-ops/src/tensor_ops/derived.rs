@@ -50,14 +50,21 @@ fn strip_optional(t: &Type) -> &Type {
 
 /// How to call `target` with the arguments `given` (of a derived overload), by name and type;
 /// `out_dtype` allows taking an unmatched `ScalarType? dtype` from the out tensor.
-fn plan(given: &[(usize, &Argument)], target: &FunctionSchema, out_dtype: bool) -> Option<Vec<Source>> {
+fn plan(
+    given: &[(usize, &Argument)],
+    target: &FunctionSchema,
+    out_dtype: bool,
+) -> Option<Vec<Source>> {
     let mut used = vec![false; given.len()];
     let mut plan = Vec::with_capacity(target.arguments.len());
     for ta in &target.arguments {
         if writes(ta) {
             return None;
         }
-        if let Some(k) = given.iter().position(|(_, g)| g.name == ta.name && g.ty == ta.ty) {
+        if let Some(k) = given
+            .iter()
+            .position(|(_, g)| g.name == ta.name && g.ty == ta.ty)
+        {
             used[k] = true;
             plan.push(Source::Arg(given[k].0));
         } else if out_dtype
@@ -94,7 +101,11 @@ fn find_functional(
             continue;
         };
         let defaults = p.iter().filter(|x| !matches!(x, Source::Arg(_))).count();
-        let score = if s.overload_name == preferred { 0 } else { 1 + defaults };
+        let score = if s.overload_name == preferred {
+            0
+        } else {
+            1 + defaults
+        };
         if best.as_ref().is_none_or(|(b, _, _)| score < *b) {
             best = Some((score, o, p));
         }
@@ -119,7 +130,9 @@ fn run_functional(
         .map(|p| match p {
             Source::Arg(i) => args[*i].clone(),
             Source::Default(v) => v.clone(),
-            Source::OutDType => out_dtype.map_or(IValue::None, |d| IValue::Int(d.scalar_type_index())),
+            Source::OutDType => {
+                out_dtype.map_or(IValue::None, |d| IValue::Int(d.scalar_type_index()))
+            }
         })
         .collect();
     run(&mut stack)?;
@@ -339,10 +352,15 @@ mod tests {
         let b = t(&[2.0, 0.0], &[2]);
         // nextafter.out has no binding of its own: it is derived from nextafter.
         let r = call("aten::nextafter.out", vec![tv(&a), tv(&b), tv(&out)]).unwrap();
-        let IValue::Tensor(ret) = &r[0] else { panic!("no tensor") };
+        let IValue::Tensor(ret) = &r[0] else {
+            panic!("no tensor")
+        };
         assert!(Tensor::is_same(ret, &out));
         assert_eq!(out.sizes().as_slice(), &[2]);
-        assert_eq!(out.to_vec::<f64>(), vec![1.0f64.next_up(), 2.0f64.next_down()]);
+        assert_eq!(
+            out.to_vec::<f64>(),
+            vec![1.0f64.next_up(), 2.0f64.next_down()]
+        );
     }
 
     #[test]
@@ -350,7 +368,10 @@ mod tests {
         let out = ts_tensor::factory::zeros(&[2], Some(DType::Int64)).unwrap();
         let a = t(&[1.0, 2.0], &[2]);
         let e = call("aten::nextafter.out", vec![tv(&a), tv(&a), tv(&out)]).unwrap_err();
-        assert_eq!(e.message, "result type Double can't be cast to the desired output type Long");
+        assert_eq!(
+            e.message,
+            "result type Double can't be cast to the desired output type Long"
+        );
     }
 
     #[test]
@@ -365,7 +386,10 @@ mod tests {
         assert_eq!(i.to_vec::<i64>(), vec![1, 2]);
         let wrong = ts_tensor::factory::empty(&[0], Some(DType::Float32)).unwrap();
         let e = call("aten::max.dim_max", args(&wrong)).unwrap_err();
-        assert_eq!(e.message, "Expected out tensor to have dtype long int, but got float instead");
+        assert_eq!(
+            e.message,
+            "Expected out tensor to have dtype long int, but got float instead"
+        );
     }
 
     #[test]
@@ -375,11 +399,18 @@ mod tests {
             .map(|_| ts_tensor::factory::empty(&[0], Some(DType::Float64)).unwrap())
             .collect();
         let list = IValue::tensor_list(outs.clone());
-        call("aten::split_copy.Tensor_out", vec![tv(&x), IValue::Int(2), IValue::Int(0), list]).unwrap();
+        call(
+            "aten::split_copy.Tensor_out",
+            vec![tv(&x), IValue::Int(2), IValue::Int(0), list],
+        )
+        .unwrap();
         assert_eq!(outs[1].to_vec::<f64>(), vec![3.0, 4.0]);
         let short = IValue::tensor_list(outs[..1].to_vec());
-        let e = call("aten::split_copy.Tensor_out", vec![tv(&x), IValue::Int(2), IValue::Int(0), short])
-            .unwrap_err();
+        let e = call(
+            "aten::split_copy.Tensor_out",
+            vec![tv(&x), IValue::Int(2), IValue::Int(0), short],
+        )
+        .unwrap_err();
         assert!(e.message.contains("out list of 2 tensors"), "{}", e.message);
     }
 
@@ -399,14 +430,25 @@ mod tests {
     fn in_place_checks_the_cast_and_the_shape() {
         let a = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
         let e = call("aten::polygamma_", vec![tv(&a), IValue::Int(1)]).unwrap_err();
-        assert_eq!(e.message, "result type Float can't be cast to the desired output type Long");
+        assert_eq!(
+            e.message,
+            "result type Float can't be cast to the desired output type Long"
+        );
         let x = Tensor::from_vec(vec![4i64, 6], &[2]).unwrap();
-        let r = call("aten::lcm_", vec![tv(&x), tv(&Tensor::from_vec(vec![6i64, 4], &[2]).unwrap())]).unwrap();
+        let r = call(
+            "aten::lcm_",
+            vec![tv(&x), tv(&Tensor::from_vec(vec![6i64, 4], &[2]).unwrap())],
+        )
+        .unwrap();
         assert!(matches!(&r[0], IValue::Tensor(t) if Tensor::is_same(t, &x)));
         assert_eq!(x.to_vec::<i64>(), vec![12, 12]);
         let small = Tensor::from_vec(vec![4i64], &[1]).unwrap();
         let e = call("aten::lcm_", vec![tv(&small), tv(&x)]).unwrap_err();
-        assert!(e.message.contains("doesn't match the broadcast shape"), "{}", e.message);
+        assert!(
+            e.message.contains("doesn't match the broadcast shape"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -425,7 +467,10 @@ mod tests {
 
     #[test]
     fn in_place_names() {
-        assert_eq!(functional_name_of_in_place("aten::add_").as_deref(), Some("aten::add"));
+        assert_eq!(
+            functional_name_of_in_place("aten::add_").as_deref(),
+            Some("aten::add")
+        );
         assert_eq!(
             functional_name_of_in_place("aten::__iand__").as_deref(),
             Some("aten::__and__")

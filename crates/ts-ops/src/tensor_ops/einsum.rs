@@ -52,7 +52,11 @@ fn parse_term(s: &str) -> Result<(Vec<u8>, bool, Vec<u8>), Error> {
 }
 
 /// The labels of an operand of `ndim` dimensions.
-fn labels_of(term: &(Vec<u8>, bool, Vec<u8>), ndim: usize, index: usize) -> Result<Vec<Label>, Error> {
+fn labels_of(
+    term: &(Vec<u8>, bool, Vec<u8>),
+    ndim: usize,
+    index: usize,
+) -> Result<Vec<Label>, Error> {
     let (before, ell, after) = term;
     let named = before.len() + after.len();
     if (!ell && named != ndim) || (*ell && named > ndim) {
@@ -136,7 +140,12 @@ impl Term {
         if dims.is_empty() {
             return Ok(self);
         }
-        let labels = self.labels.iter().filter(|l| keep.contains(l)).copied().collect();
+        let labels = self
+            .labels
+            .iter()
+            .filter(|l| keep.contains(l))
+            .copied()
+            .collect();
         Ok(Term {
             t: self.t.sum(Some(&dims), false, None)?,
             labels,
@@ -174,11 +183,26 @@ impl Term {
 /// Contracts `a` and `b`, keeping the labels in `keep`.
 fn contract(a: Term, b: Term, keep: &[Label]) -> Result<Term, Error> {
     let size = |l: Label| a.size(l).max(b.size(l));
-    let both: Vec<Label> = a.labels.iter().filter(|l| b.labels.contains(l)).copied().collect();
+    let both: Vec<Label> = a
+        .labels
+        .iter()
+        .filter(|l| b.labels.contains(l))
+        .copied()
+        .collect();
     let batch: Vec<Label> = both.iter().filter(|l| keep.contains(l)).copied().collect();
     let inner: Vec<Label> = both.iter().filter(|l| !keep.contains(l)).copied().collect();
-    let left: Vec<Label> = a.labels.iter().filter(|l| !both.contains(l)).copied().collect();
-    let right: Vec<Label> = b.labels.iter().filter(|l| !both.contains(l)).copied().collect();
+    let left: Vec<Label> = a
+        .labels
+        .iter()
+        .filter(|l| !both.contains(l))
+        .copied()
+        .collect();
+    let right: Vec<Label> = b
+        .labels
+        .iter()
+        .filter(|l| !both.contains(l))
+        .copied()
+        .collect();
     let am = a.arrange(&[&batch, &left, &inner], &size)?;
     let bm = b.arrange(&[&batch, &inner, &right], &size)?;
     let prod = am.bmm(&bm)?;
@@ -217,7 +241,11 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor, Error> {
         .collect::<Result<_, _>>()?;
     let n_ell = labels
         .iter()
-        .map(|ls| ls.iter().filter(|l| matches!(l, Label::Ellipsis(_))).count())
+        .map(|ls| {
+            ls.iter()
+                .filter(|l| matches!(l, Label::Ellipsis(_)))
+                .count()
+        })
         .max()
         .unwrap_or(0);
     let output: Vec<Label> = match rhs {
@@ -296,7 +324,9 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor, Error> {
         v
     };
     let mut iter = terms.into_iter();
-    let first = iter.next().ok_or_else(|| err("must provide at least one operand"))?;
+    let first = iter
+        .next()
+        .ok_or_else(|| err("must provide at least one operand"))?;
     let rest: Vec<Term> = iter.collect();
     let mut acc = first.reduce(&needed_after(0, &rest))?;
     for i in 0..rest.len() {
@@ -344,16 +374,33 @@ mod tests {
         let c = einsum("ij,jk->ik", &[a.clone(), b]).unwrap();
         assert_eq!(c.to_vec::<f64>(), vec![4., 5., 10., 11.]);
         let m = t(&[1., 2., 3., 4.], &[2, 2]);
-        assert_eq!(einsum("ii", &[m.clone()]).unwrap().to_vec::<f64>(), vec![5.]);
-        assert_eq!(einsum("ii->i", &[m.clone()]).unwrap().to_vec::<f64>(), vec![1., 4.]);
-        assert_eq!(einsum("ij->ji", &[m.clone()]).unwrap().to_vec::<f64>(), vec![1., 3., 2., 4.]);
+        assert_eq!(
+            einsum("ii", &[m.clone()]).unwrap().to_vec::<f64>(),
+            vec![5.]
+        );
+        assert_eq!(
+            einsum("ii->i", &[m.clone()]).unwrap().to_vec::<f64>(),
+            vec![1., 4.]
+        );
+        assert_eq!(
+            einsum("ij->ji", &[m.clone()]).unwrap().to_vec::<f64>(),
+            vec![1., 3., 2., 4.]
+        );
         let v = t(&[1., 2.], &[2]);
         let w = t(&[3., 4., 5.], &[3]);
         let o = einsum("i,j", &[v.clone(), w]).unwrap();
         assert_eq!(o.sizes().as_slice(), &[2, 3]);
         assert_eq!(o.to_vec::<f64>(), vec![3., 4., 5., 6., 8., 10.]);
-        assert_eq!(einsum("...j,j->...", &[a, t(&[1., 1., 1.], &[3])]).unwrap().to_vec::<f64>(), vec![6., 15.]);
-        assert_eq!(einsum("i,i->", &[v.clone(), v]).unwrap().to_vec::<f64>(), vec![5.]);
+        assert_eq!(
+            einsum("...j,j->...", &[a, t(&[1., 1., 1.], &[3])])
+                .unwrap()
+                .to_vec::<f64>(),
+            vec![6., 15.]
+        );
+        assert_eq!(
+            einsum("i,i->", &[v.clone(), v]).unwrap().to_vec::<f64>(),
+            vec![5.]
+        );
         assert!(einsum("ij,jk", &[m]).is_err());
     }
 }

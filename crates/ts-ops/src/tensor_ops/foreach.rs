@@ -53,16 +53,30 @@ fn same_type(a: &Type, b: &Type) -> bool {
 /// The element overload of `name` taking `types` as its leading arguments (the rest
 /// defaulted), with those defaults.
 fn element_op(r: &Registry, name: &str, types: &[TypeRef]) -> Option<(Arc<Operator>, Vec<IValue>)> {
-    r.lookup(ts_core::Symbol::new(name)).into_iter().find_map(|o| {
-        let s = &o.schema;
-        if s.returns.len() != 1 || s.arguments.len() < types.len() || s.arguments.iter().any(|a| a.alias_info.as_ref().is_some_and(|i| i.is_write)) {
-            return None;
-        }
-        let lead_ok = s.arguments.iter().zip(types).all(|(a, t)| same_type(&a.ty, t));
-        let rest: Option<Vec<IValue>> = s.arguments[types.len()..].iter().map(|a| a.default.clone()).collect();
-        (lead_ok).then_some(())?;
-        Some((o.clone(), rest?))
-    })
+    r.lookup(ts_core::Symbol::new(name))
+        .into_iter()
+        .find_map(|o| {
+            let s = &o.schema;
+            if s.returns.len() != 1
+                || s.arguments.len() < types.len()
+                || s.arguments
+                    .iter()
+                    .any(|a| a.alias_info.as_ref().is_some_and(|i| i.is_write))
+            {
+                return None;
+            }
+            let lead_ok = s
+                .arguments
+                .iter()
+                .zip(types)
+                .all(|(a, t)| same_type(&a.ty, t));
+            let rest: Option<Vec<IValue>> = s.arguments[types.len()..]
+                .iter()
+                .map(|a| a.default.clone())
+                .collect();
+            (lead_ok).then_some(())?;
+            Some((o.clone(), rest?))
+        })
 }
 
 /// A per-element computation: the element operator, or a composite of tensor methods.
@@ -81,19 +95,26 @@ enum Element {
 
 fn call(f: &Operator, mut st: Vec<IValue>) -> Result<Tensor, Error> {
     let crate::OperatorKind::Op(run) = &f.kind else {
-        return Err(Error::runtime("internal error: foreach over a node operator"));
+        return Err(Error::runtime(
+            "internal error: foreach over a node operator",
+        ));
     };
     run(&mut st)?;
     match st.pop() {
         Some(IValue::Tensor(t)) => Ok(t),
-        _ => Err(Error::runtime("internal error: element operator returned no tensor")),
+        _ => Err(Error::runtime(
+            "internal error: element operator returned no tensor",
+        )),
     }
 }
 
 fn run_element(e: &Element, args: Vec<IValue>) -> Result<Tensor, Error> {
     let t0 = || match &args[0] {
         IValue::Tensor(t) => Ok(t.clone()),
-        v => Err(Error::runtime(format!("expected a tensor, got {}", v.tag_name()))),
+        v => Err(Error::runtime(format!(
+            "expected a tensor, got {}",
+            v.tag_name()
+        ))),
     };
     let scalar = |i: usize| -> Result<Scalar, Error> {
         args[i]
@@ -104,7 +125,10 @@ fn run_element(e: &Element, args: Vec<IValue>) -> Result<Tensor, Error> {
         match &args[i] {
             IValue::None => Ok(None),
             IValue::Int(x) => Ok(ts_tensor::DType::from_scalar_type_index(*x)),
-            v => Err(Error::runtime(format!("expected a dtype, got {}", v.tag_name()))),
+            v => Err(Error::runtime(format!(
+                "expected a dtype, got {}",
+                v.tag_name()
+            ))),
         }
     };
     match e {
@@ -135,7 +159,12 @@ fn run_element(e: &Element, args: Vec<IValue>) -> Result<Tensor, Error> {
             let out = t0()?.clone_tensor()?;
             match &args[1] {
                 IValue::Tensor(src) => out.copy_(src)?,
-                v => return Err(Error::runtime(format!("expected a tensor, got {}", v.tag_name()))),
+                v => {
+                    return Err(Error::runtime(format!(
+                        "expected a tensor, got {}",
+                        v.tag_name()
+                    )))
+                }
             }
             Ok(out)
         }
@@ -148,30 +177,30 @@ fn element_args(feeds: &[Feed], args: &[IValue]) -> Result<Vec<Vec<IValue>>, Err
     let mut n: Option<usize> = None;
     let mut lists: Vec<Option<Vec<IValue>>> = Vec::with_capacity(feeds.len());
     for (f, v) in feeds.iter().zip(args) {
-        let items = match f {
-            Feed::TensorList | Feed::ScalarList => Some(
-                v.list_items()
-                    .ok_or_else(|| Error::runtime(format!("expected a list, got {}", v.tag_name())))?,
-            ),
-            Feed::ScalarTensor => {
-                let t = v
-                    .as_tensor()
-                    .ok_or_else(|| Error::runtime("expected a tensor of scalars"))?;
-                if t.dim() != 1 {
-                    return Err(Error::runtime(format!(
-                        "Expected scalars to be a 1-D tensor, got {}-D",
-                        t.dim()
-                    )));
+        let items =
+            match f {
+                Feed::TensorList | Feed::ScalarList => Some(v.list_items().ok_or_else(|| {
+                    Error::runtime(format!("expected a list, got {}", v.tag_name()))
+                })?),
+                Feed::ScalarTensor => {
+                    let t = v
+                        .as_tensor()
+                        .ok_or_else(|| Error::runtime("expected a tensor of scalars"))?;
+                    if t.dim() != 1 {
+                        return Err(Error::runtime(format!(
+                            "Expected scalars to be a 1-D tensor, got {}-D",
+                            t.dim()
+                        )));
+                    }
+                    let flat = t.to_dtype(ts_tensor::DType::Float64, false)?;
+                    let mut items = Vec::new();
+                    for i in 0..t.sizes()[0] {
+                        items.push(IValue::Double(flat.select(0, i)?.item()?.to_f64()));
+                    }
+                    Some(items)
                 }
-                let flat = t.to_dtype(ts_tensor::DType::Float64, false)?;
-                let mut items = Vec::new();
-                for i in 0..t.sizes()[0] {
-                    items.push(IValue::Double(flat.select(0, i)?.item()?.to_f64()));
-                }
-                Some(items)
-            }
-            Feed::Same => None,
-        };
+                Feed::Same => None,
+            };
         if let Some(items) = &items {
             match n {
                 None => n = Some(items.len()),
@@ -210,7 +239,10 @@ fn tensor_items(v: &IValue, what: &str) -> Result<Vec<Tensor>, Error> {
         .into_iter()
         .map(|x| match x {
             IValue::Tensor(t) => Ok(t),
-            v => Err(Error::runtime(format!("{what}: expected a tensor, got {}", v.tag_name()))),
+            v => Err(Error::runtime(format!(
+                "{what}: expected a tensor, got {}",
+                v.tag_name()
+            ))),
         })
         .collect()
 }
@@ -243,7 +275,10 @@ pub fn register(r: &Registry) {
         let Ok(s) = FunctionSchema::parse(line) else {
             continue;
         };
-        let full = format!("aten::_foreach_{}", &rest[..rest.find('(').unwrap_or(rest.len())]);
+        let full = format!(
+            "aten::_foreach_{}",
+            &rest[..rest.find('(').unwrap_or(rest.len())]
+        );
         if r.find(&full).is_some() {
             continue;
         }
@@ -277,8 +312,10 @@ pub fn register(r: &Registry) {
                     }
                     return Ok(());
                 }
-                let results: Vec<Tensor> =
-                    per.into_iter().map(|a| run_element(&elem, a)).collect::<Result<_, _>>()?;
+                let results: Vec<Tensor> = per
+                    .into_iter()
+                    .map(|a| run_element(&elem, a))
+                    .collect::<Result<_, _>>()?;
                 if out_idx.is_some() {
                     let outs = tensor_items(&args[n_in], "out")?;
                     if outs.len() != results.len() {

@@ -62,8 +62,9 @@ fn check_lengths(lists: &[&[Tensor]]) -> Result<usize, Error> {
 
 /// One Adam/AdamW step over the lists of `a` (the in-place overload's argument layout).
 fn adam_step(a: &Args, lists: &[Vec<Tensor>], adamw: bool) -> Result<(), Error> {
-    let (params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps) =
-        (&lists[0], &lists[1], &lists[2], &lists[3], &lists[4], &lists[5]);
+    let (params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps) = (
+        &lists[0], &lists[1], &lists[2], &lists[3], &lists[4], &lists[5],
+    );
     let lr = number(a, 6)?;
     let (beta1, beta2, weight_decay, eps) = (a.f(7)?, a.f(8)?, a.f(9)?, a.f(10)?);
     let (amsgrad, maximize) = (a.b(11)?, a.b(12)?);
@@ -192,12 +193,22 @@ fn adamw(a: &Args, l: &[Vec<Tensor>]) -> Result<(), Error> {
 /// many as its schema lists).
 fn register_family(r: &Registry, name: &str, n_lists: usize, step: Step) {
     for ov in ["", "tensor_lr"] {
-        let dot = |o: &str| if o.is_empty() { String::new() } else { format!(".{o}") };
+        let dot = |o: &str| {
+            if o.is_empty() {
+                String::new()
+            } else {
+                format!(".{o}")
+            }
+        };
         let in_place = format!("aten::{name}_{}", dot(ov));
         let functional = format!("aten::{name}{}", dot(ov));
         let out = format!(
             "aten::{name}.{}",
-            if ov.is_empty() { "out".to_string() } else { format!("{ov}_out") }
+            if ov.is_empty() {
+                "out".to_string()
+            } else {
+                format!("{ov}_out")
+            }
         );
         for (full, mode) in [(in_place, 0u8), (functional, 1), (out, 2)] {
             let Some(line) = crate::schema_table::schema_line(&full) else {

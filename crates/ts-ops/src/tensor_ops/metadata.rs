@@ -73,11 +73,14 @@ fn check_dim(t: &Tensor, dim: i64) -> Result<usize, Error> {
     let n = t.dim() as i64;
     let d = if dim < 0 { dim + n } else { dim };
     if d < 0 || d >= n.max(1) || n == 0 {
-        return Err(Error::new(ts_tensor::ErrorKind::IndexError, format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n.max(1),
-            n.max(1) - 1
-        )));
+        return Err(Error::new(
+            ts_tensor::ErrorKind::IndexError,
+            format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                -n.max(1),
+                n.max(1) - 1
+            ),
+        ));
     }
     Ok(d as usize)
 }
@@ -100,7 +103,10 @@ pub fn register(r: &Registry) {
         Ok(IValue::Bool(can_cast(dtype_arg(a, 0)?, dtype_arg(a, 1)?)))
     });
     def(r, "aten::promote_types", |a| {
-        Ok(dtype_value(promote_types(dtype_arg(a, 0)?, dtype_arg(a, 1)?)))
+        Ok(dtype_value(promote_types(
+            dtype_arg(a, 0)?,
+            dtype_arg(a, 1)?,
+        )))
     });
     def(r, "aten::is_signed", |a| {
         let d = a.t(0)?.dtype();
@@ -128,8 +134,12 @@ pub fn register(r: &Registry) {
     def(r, "aten::sym_storage_offset", |a| {
         Ok(IValue::Int(a.t(0)?.storage_offset() as i64))
     });
-    def(r, "aten::sym_numel", |a| Ok(IValue::Int(a.t(0)?.numel() as i64)));
-    def(r, "aten::sym_stride", |a| Ok(IValue::int_list(a.t(0)?.strides())));
+    def(r, "aten::sym_numel", |a| {
+        Ok(IValue::Int(a.t(0)?.numel() as i64))
+    });
+    def(r, "aten::sym_stride", |a| {
+        Ok(IValue::int_list(a.t(0)?.strides()))
+    });
     def(r, "aten::sym_stride.int", |a| {
         let t = a.t(0)?;
         let d = check_dim(t, a.int(1)?)?;

@@ -137,7 +137,8 @@ fn scalar_is_complex(s: &Scalar) -> bool {
 
 fn float_power(base: &Tensor, exponent: &Tensor) -> Result<Tensor, Error> {
     let dt = float_power_dtype(base.dtype().is_complex() || exponent.dtype().is_complex());
-    base.to_dtype(dt, false)?.pow(&exponent.to_dtype(dt, false)?)
+    base.to_dtype(dt, false)?
+        .pow(&exponent.to_dtype(dt, false)?)
 }
 
 fn float_power_scalar(base: &Tensor, exponent: Scalar) -> Result<Tensor, Error> {
@@ -177,7 +178,11 @@ enum TestSet {
 impl TestSet {
     fn new(t: &Tensor, dt: DType) -> TestSet {
         if dt.is_floating_point() {
-            let mut v: Vec<f64> = t.to_vec::<f64>().into_iter().filter(|x| !x.is_nan()).collect();
+            let mut v: Vec<f64> = t
+                .to_vec::<f64>()
+                .into_iter()
+                .filter(|x| !x.is_nan())
+                .collect();
             v.sort_by(f64::total_cmp);
             TestSet::Floats(v)
         } else {
@@ -187,7 +192,10 @@ impl TestSet {
 
     fn contains_f64(&self, x: f64) -> bool {
         match self {
-            TestSet::Floats(v) => v.binary_search_by(|p| p.total_cmp(&x)).is_ok() || (x == 0.0 && v.iter().any(|p| *p == 0.0)),
+            TestSet::Floats(v) => {
+                v.binary_search_by(|p| p.total_cmp(&x)).is_ok()
+                    || (x == 0.0 && v.iter().any(|p| *p == 0.0))
+            }
             TestSet::Ints(_) => false,
         }
     }
@@ -219,11 +227,15 @@ pub fn register(r: &Registry) {
     def(r, "aten::gcd", |a| gcd(a.t(0)?, a.t(1)?));
     def(r, "aten::lcm", |a| lcm(a.t(0)?, a.t(1)?));
     def(r, "aten::nextafter", |a| nextafter(a.t(0)?, a.t(1)?));
-    def(r, "aten::float_power.Tensor_Tensor", |a| float_power(a.t(0)?, a.t(1)?));
+    def(r, "aten::float_power.Tensor_Tensor", |a| {
+        float_power(a.t(0)?, a.t(1)?)
+    });
     def(r, "aten::float_power.Tensor_Scalar", |a| {
         float_power_scalar(a.t(0)?, a.s(1)?)
     });
-    def(r, "aten::float_power.Scalar", |a| float_power_base(a.s(0)?, a.t(1)?));
+    def(r, "aten::float_power.Scalar", |a| {
+        float_power_base(a.s(0)?, a.t(1)?)
+    });
     def(r, "aten::float_power_.Tensor", |a| {
         let x = a.t(0)?;
         float_power_in_place(x, float_power(x, a.t(1)?)?)
@@ -247,7 +259,9 @@ pub fn register(r: &Registry) {
     def(r, "aten::bitwise_right_shift.Scalar_Tensor", |a| {
         wrapped(a.s(0)?)?.bitwise_right_shift(a.t(1)?)
     });
-    def(r, "aten::isin.Tensor_Tensor", |a| isin(a.t(0)?, a.t(1)?, a.b(3)?));
+    def(r, "aten::isin.Tensor_Tensor", |a| {
+        isin(a.t(0)?, a.t(1)?, a.b(3)?)
+    });
     def(r, "aten::isin.Tensor_Scalar", |a| {
         isin(a.t(0)?, &wrapped(a.s(1)?)?, a.b(3)?)
     });

@@ -17,8 +17,16 @@ fn cat0(parts: Vec<Tensor>) -> Result<Tensor, Error> {
     )
 }
 
-fn pack_padded(input: &Tensor, lengths: &Tensor, batch_first: bool) -> Result<(Tensor, Tensor), Error> {
-    let x = if batch_first { input.transpose(0, 1)? } else { input.clone() };
+fn pack_padded(
+    input: &Tensor,
+    lengths: &Tensor,
+    batch_first: bool,
+) -> Result<(Tensor, Tensor), Error> {
+    let x = if batch_first {
+        input.transpose(0, 1)?
+    } else {
+        input.clone()
+    };
     if lengths.dim() != 1 {
         return Err(Error::runtime(format!(
             "'lengths' argument should be a 1D CPU int64 tensor, but got {}D {} tensor",
@@ -82,17 +90,28 @@ fn pad_packed(
     let out = ts_tensor::factory::full(&shape, padding, Some(data.dtype()))?;
     let mut offset = 0;
     for (t, &n) in bs.iter().enumerate() {
-        out.select(0, t as i64)?.narrow(0, 0, n)?.copy_(&data.narrow(0, offset, n)?)?;
+        out.select(0, t as i64)?
+            .narrow(0, 0, n)?
+            .copy_(&data.narrow(0, offset, n)?)?;
         offset += n;
     }
     let lengths: Vec<i64> = (0..batch)
         .map(|b| bs.iter().filter(|&&n| n > b).count() as i64)
         .collect();
-    let out = if batch_first { out.transpose(0, 1)? } else { out };
+    let out = if batch_first {
+        out.transpose(0, 1)?
+    } else {
+        out
+    };
     Ok((out, Tensor::from_vec(lengths, &[batch])?))
 }
 
-fn pad_sequence(seqs: &[Tensor], batch_first: bool, padding: f64, side: &str) -> Result<Tensor, Error> {
+fn pad_sequence(
+    seqs: &[Tensor],
+    batch_first: bool,
+    padding: f64,
+    side: &str,
+) -> Result<Tensor, Error> {
     let left = match side {
         "left" => true,
         "right" => false,
@@ -105,7 +124,11 @@ fn pad_sequence(seqs: &[Tensor], batch_first: bool, padding: f64, side: &str) ->
     let first = seqs
         .first()
         .ok_or_else(|| Error::runtime("received an empty list of sequences"))?;
-    let max_len = seqs.iter().map(|s| s.sizes().first().copied().unwrap_or(0)).max().unwrap_or(0);
+    let max_len = seqs
+        .iter()
+        .map(|s| s.sizes().first().copied().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
     let trailing: Vec<i64> = first.sizes().iter().skip(1).copied().collect();
     let mut shape = vec![max_len, seqs.len() as i64];
     shape.extend(&trailing);
@@ -173,7 +196,10 @@ mod tests {
         assert_eq!(bs.to_vec::<i64>(), vec![2, 2, 1]);
         let (padded, lengths) = pad_packed(&data, &bs, true, Scalar::Float(-1.0), 4).unwrap();
         assert_eq!(padded.sizes().as_slice(), &[2, 4]);
-        assert_eq!(padded.to_vec::<f64>(), vec![1.0, 2.0, 3.0, -1.0, 4.0, 5.0, -1.0, -1.0]);
+        assert_eq!(
+            padded.to_vec::<f64>(),
+            vec![1.0, 2.0, 3.0, -1.0, 4.0, 5.0, -1.0, -1.0]
+        );
         assert_eq!(lengths.to_vec::<i64>(), vec![3, 2]);
         let unsorted = Tensor::from_vec(vec![2i64, 3], &[2]).unwrap();
         assert!(pack_padded(&x, &unsorted, false).is_err());

@@ -81,10 +81,7 @@ impl Uniforms {
 }
 
 /// Maps every element of `t` (as f64) through `f`, giving a tensor of `t`'s shape and dtype.
-fn map_elements(
-    t: &Tensor,
-    mut f: impl FnMut(f64) -> Result<f64, Error>,
-) -> Result<Tensor, Error> {
+fn map_elements(t: &Tensor, mut f: impl FnMut(f64) -> Result<f64, Error>) -> Result<Tensor, Error> {
     let vals: Vec<f64> = t
         .to_vec::<f64>()
         .into_iter()
@@ -178,21 +175,25 @@ fn exponential_(t: &Tensor, lambd: f64) -> Result<(), Error> {
 
 /// `bernoulli` with per-element probabilities `p` broadcast to `t`'s shape, written into `t`.
 fn bernoulli_tensor_(t: &Tensor, p: &Tensor) -> Result<(), Error> {
-    let probs = p.to_dtype(DType::Float64, false)?.expand(&t.sizes(), false)?.contiguous()?;
+    let probs = p
+        .to_dtype(DType::Float64, false)?
+        .expand(&t.sizes(), false)?
+        .contiguous()?;
     t.copy_(&probs.bernoulli(None)?)
 }
 
 fn check_std(std: &Tensor) -> Result<(), Error> {
     if std.to_vec::<f64>().iter().any(|&s| s < 0.0) {
-        return Err(Error::runtime(
-            "normal expects all elements of std >= 0.0",
-        ));
+        return Err(Error::runtime("normal expects all elements of std >= 0.0"));
     }
     Ok(())
 }
 
 /// `mean + std * N(0, 1)` with the result's shape and dtype taken from `like`.
-fn normal_like(like: &Tensor, mean: &dyn Fn(&Tensor) -> Result<Tensor, Error>) -> Result<Tensor, Error> {
+fn normal_like(
+    like: &Tensor,
+    mean: &dyn Fn(&Tensor) -> Result<Tensor, Error>,
+) -> Result<Tensor, Error> {
     let out = factory::empty_like(like, None)?;
     out.normal_(0.0, 1.0, None)?;
     mean(&out)
@@ -309,7 +310,9 @@ fn poisson_sample(u: &mut Uniforms, lambda: f64) -> Result<f64, Error> {
         if k < 0.0 || (us < 0.013 && v > us) {
             continue;
         }
-        if v.ln() + invalpha.ln() - (a / (us * us) + b).ln() <= -lambda + k * loglam - lgamma(k + 1.0) {
+        if v.ln() + invalpha.ln() - (a / (us * us) + b).ln()
+            <= -lambda + k * loglam - lgamma(k + 1.0)
+        {
             return Ok(k);
         }
     }
@@ -429,15 +432,23 @@ pub fn register(r: &Registry) {
     sampler(r, "aten::random_.to", Some("aten::random.to"), 2, |t, a| {
         random_from(t, 0, Some(a.int(1)?))
     });
-    sampler(r, "aten::random_.from", Some("aten::random.from"), 3, |t, a| {
-        random_from(t, a.int(1)?, a.oint(2)?)
-    });
+    sampler(
+        r,
+        "aten::random_.from",
+        Some("aten::random.from"),
+        3,
+        |t, a| random_from(t, a.int(1)?, a.oint(2)?),
+    );
     sampler(r, "aten::cauchy_", Some("aten::cauchy"), 3, |t, a| {
         cauchy_(t, a.f(1)?, a.f(2)?)
     });
-    sampler(r, "aten::log_normal_", Some("aten::log_normal"), 3, |t, a| {
-        log_normal_(t, a.f(1)?, a.f(2)?)
-    });
+    sampler(
+        r,
+        "aten::log_normal_",
+        Some("aten::log_normal"),
+        3,
+        |t, a| log_normal_(t, a.f(1)?, a.f(2)?),
+    );
     sampler(r, "aten::geometric_", Some("aten::geometric"), 2, |t, a| {
         geometric_(t, a.f(1)?)
     });
@@ -468,12 +479,20 @@ pub fn register(r: &Registry) {
         t.normal_(a.f(1)?, a.f(2)?, None)?;
         Ok(t)
     });
-    sampler(r, "aten::bernoulli_.float", Some("aten::bernoulli.p"), 2, |t, a| {
-        t.bernoulli_(a.f(1)?, None)
-    });
-    sampler(r, "aten::bernoulli_.Tensor", Some("aten::bernoulli.Tensor"), 2, |t, a| {
-        bernoulli_tensor_(t, a.t(1)?)
-    });
+    sampler(
+        r,
+        "aten::bernoulli_.float",
+        Some("aten::bernoulli.p"),
+        2,
+        |t, a| t.bernoulli_(a.f(1)?, None),
+    );
+    sampler(
+        r,
+        "aten::bernoulli_.Tensor",
+        Some("aten::bernoulli.Tensor"),
+        2,
+        |t, a| bernoulli_tensor_(t, a.t(1)?),
+    );
     def(r, "aten::normal.Tensor_float", |a| {
         no_generator(a, 2)?;
         let (mean, std) = (a.t(0)?, a.f(1)?);
@@ -482,13 +501,17 @@ pub fn register(r: &Registry) {
                 "normal expects std >= 0.0, but found std {std}"
             )));
         }
-        normal_like(mean, &|z| z.mul_scalar(Scalar::Float(std))?.add(mean, Scalar::Int(1)))
+        normal_like(mean, &|z| {
+            z.mul_scalar(Scalar::Float(std))?.add(mean, Scalar::Int(1))
+        })
     });
     def(r, "aten::normal.float_Tensor", |a| {
         no_generator(a, 2)?;
         let (mean, std) = (a.f(0)?, a.t(1)?);
         check_std(std)?;
-        normal_like(std, &|z| z.mul(std)?.add_scalar(Scalar::Float(mean), Scalar::Int(1)))
+        normal_like(std, &|z| {
+            z.mul(std)?.add_scalar(Scalar::Float(mean), Scalar::Int(1))
+        })
     });
     def(r, "aten::normal.Tensor_Tensor", |a| {
         no_generator(a, 2)?;
@@ -599,7 +622,13 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::rrelu_with_noise", |a| {
         no_generator(a, 5)?;
-        rrelu_with_noise(a.t(0)?, a.t(1)?, a.s(2)?.to_f64(), a.s(3)?.to_f64(), a.b(4)?)
+        rrelu_with_noise(
+            a.t(0)?,
+            a.t(1)?,
+            a.s(2)?.to_f64(),
+            a.s(3)?.to_f64(),
+            a.b(4)?,
+        )
     });
     def(r, "aten::rrelu_with_noise_", |a| {
         no_generator(a, 5)?;
@@ -675,7 +704,9 @@ fn native_dropout(x: &Tensor, p: f64, train: bool) -> Result<(Tensor, Tensor), E
     let keep = factory::empty_like(x, Some(DType::Float64))?;
     keep.bernoulli_(1.0 - p, None)?;
     let scale = if p == 1.0 { 0.0 } else { 1.0 / (1.0 - p) };
-    let out = x.mul(&keep.to_dtype(x.dtype(), false)?)?.mul_scalar(Scalar::Float(scale))?;
+    let out = x
+        .mul(&keep.to_dtype(x.dtype(), false)?)?
+        .mul_scalar(Scalar::Float(scale))?;
     Ok((out, keep.to_dtype(DType::Bool, false)?))
 }
 
@@ -703,7 +734,11 @@ fn rrelu_with_noise(
         .mul_scalar(Scalar::Float(upper - lower))?
         .add_scalar(Scalar::Float(lower), Scalar::Int(1))?;
     let neg = x.lt_scalar(Scalar::Int(0))?;
-    let slopes = ts_tensor::where_(&neg, Operand::Tensor(&r), Operand::Scalar(Scalar::Float(1.0)))?;
+    let slopes = ts_tensor::where_(
+        &neg,
+        Operand::Tensor(&r),
+        Operand::Scalar(Scalar::Float(1.0)),
+    )?;
     noise.copy_(&slopes)?;
     x.mul(&slopes.to_dtype(x.dtype(), false)?)
 }
@@ -720,15 +755,29 @@ mod tests {
     fn samplers_have_the_right_moments() {
         let mut u = Uniforms::new();
         let n = 20_000;
-        let p: Vec<f64> = (0..n).map(|_| poisson_sample(&mut u, 3.5).unwrap()).collect();
+        let p: Vec<f64> = (0..n)
+            .map(|_| poisson_sample(&mut u, 3.5).unwrap())
+            .collect();
         assert!((mean(&p) - 3.5).abs() < 0.1, "poisson small {}", mean(&p));
-        let p: Vec<f64> = (0..n).map(|_| poisson_sample(&mut u, 40.0).unwrap()).collect();
+        let p: Vec<f64> = (0..n)
+            .map(|_| poisson_sample(&mut u, 40.0).unwrap())
+            .collect();
         assert!((mean(&p) - 40.0).abs() < 0.3, "poisson large {}", mean(&p));
-        let b: Vec<f64> = (0..n).map(|_| binomial_sample(&mut u, 10.0, 0.3).unwrap()).collect();
+        let b: Vec<f64> = (0..n)
+            .map(|_| binomial_sample(&mut u, 10.0, 0.3).unwrap())
+            .collect();
         assert!((mean(&b) - 3.0).abs() < 0.1, "binomial small {}", mean(&b));
-        let b: Vec<f64> = (0..n).map(|_| binomial_sample(&mut u, 200.0, 0.7).unwrap()).collect();
-        assert!((mean(&b) - 140.0).abs() < 0.5, "binomial large {}", mean(&b));
-        assert!(b.iter().all(|&k| (0.0..=200.0).contains(&k) && k.fract() == 0.0));
+        let b: Vec<f64> = (0..n)
+            .map(|_| binomial_sample(&mut u, 200.0, 0.7).unwrap())
+            .collect();
+        assert!(
+            (mean(&b) - 140.0).abs() < 0.5,
+            "binomial large {}",
+            mean(&b)
+        );
+        assert!(b
+            .iter()
+            .all(|&k| (0.0..=200.0).contains(&k) && k.fract() == 0.0));
         let g: Vec<f64> = (0..n).map(|_| gamma_sample(&mut u, 2.5).unwrap()).collect();
         assert!((mean(&g) - 2.5).abs() < 0.1, "gamma {}", mean(&g));
         let g: Vec<f64> = (0..n).map(|_| gamma_sample(&mut u, 0.3).unwrap()).collect();
@@ -744,11 +793,19 @@ mod tests {
         assert!((mean(&v) - 4.0).abs() < 0.15, "geometric {}", mean(&v));
         log_normal_(&t, 0.0, 0.5).unwrap();
         let v = t.to_vec::<f64>();
-        assert!((mean(&v) - (0.125f64).exp()).abs() < 0.03, "log-normal {}", mean(&v));
+        assert!(
+            (mean(&v) - (0.125f64).exp()).abs() < 0.03,
+            "log-normal {}",
+            mean(&v)
+        );
         cauchy_(&t, 1.0, 2.0).unwrap();
         let mut v = t.to_vec::<f64>();
         v.sort_by(f64::total_cmp);
-        assert!((v[v.len() / 2] - 1.0).abs() < 0.1, "cauchy median {}", v[v.len() / 2]);
+        assert!(
+            (v[v.len() / 2] - 1.0).abs() < 0.1,
+            "cauchy median {}",
+            v[v.len() / 2]
+        );
         let i = factory::empty(&[1000], Some(DType::Int64)).unwrap();
         random_from(&i, -3, Some(4)).unwrap();
         assert!(i.to_vec::<i64>().iter().all(|k| (-3..4).contains(k)));

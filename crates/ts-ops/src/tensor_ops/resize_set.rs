@@ -58,7 +58,13 @@ pub fn resize_(t: &Tensor, sizes: &[i64]) -> Result<(), Error> {
 }
 
 /// `set_(source, storage_offset, size, stride)`: `t` views `source`'s storage.
-fn set_geometry(t: &Tensor, source: &Tensor, offset: i64, sizes: &[i64], strides: &[i64]) -> Result<(), Error> {
+fn set_geometry(
+    t: &Tensor,
+    source: &Tensor,
+    offset: i64,
+    sizes: &[i64],
+    strides: &[i64],
+) -> Result<(), Error> {
     if source.dtype() != t.dtype() {
         return Err(Error::runtime(format!(
             "Expected object of scalar type {} but got scalar type {} for argument 'source'",
@@ -77,7 +83,13 @@ fn set_geometry(t: &Tensor, source: &Tensor, offset: i64, sizes: &[i64], strides
         )));
     }
     // from_parts checks that the geometry lies inside the storage.
-    let view = Tensor::from_parts(source.storage(), sizes, &strides, offset as usize, t.dtype())?;
+    let view = Tensor::from_parts(
+        source.storage(),
+        sizes,
+        &strides,
+        offset as usize,
+        t.dtype(),
+    )?;
     let mut m = view.meta_snapshot();
     m.requires_grad = t.requires_grad();
     t.set_meta(m);
@@ -92,9 +104,15 @@ fn fill_diagonal_(t: &Tensor, value: Scalar, wrap: bool) -> Result<(), Error> {
         return Err(Error::runtime("dimensions must larger than 1"));
     }
     if nd > 2 && sizes.iter().any(|&s| s != sizes[0]) {
-        return Err(Error::runtime("all dimensions of input must be of equal length"));
+        return Err(Error::runtime(
+            "all dimensions of input must be of equal length",
+        ));
     }
-    let work = if t.is_contiguous() { t.clone() } else { t.contiguous()? };
+    let work = if t.is_contiguous() {
+        t.clone()
+    } else {
+        t.contiguous()?
+    };
     let strides = work.strides();
     let step: i64 = strides.iter().sum();
     let mut count = *sizes.iter().min().unwrap_or(&0);
@@ -165,7 +183,9 @@ pub fn register(r: &Registry) {
         set_geometry(t, a.t(1)?, a.int(2)?, &a.ints(3)?, &a.ints(4)?)?;
         Ok(t.clone())
     });
-    def(r, "aten::set", |a| factory::empty(&[0], Some(a.t(0)?.dtype())));
+    def(r, "aten::set", |a| {
+        factory::empty(&[0], Some(a.t(0)?.dtype()))
+    });
     def(r, "aten::set.source_Tensor", |a| {
         let (t, s) = (a.t(0)?, a.t(1)?);
         let out = factory::empty(&[0], Some(t.dtype()))?;
@@ -206,6 +226,33 @@ pub fn register(r: &Registry) {
         }
         dst.copy_(src)?;
         Ok(dst.clone())
+    });
+    def(r, "aten::set_data", |a| {
+        // `tensor.data = new_data`: every handle of `self` now refers to `new_data`'s
+        // storage, geometry and dtype; `self` keeps its autograd flag.
+        let (t, new) = (a.t(0)?, a.t(1)?);
+        let mut m = new.meta_snapshot();
+        m.requires_grad = t.requires_grad();
+        t.set_meta(m);
+        Ok(IValue::None)
+    });
+    def(r, "aten::from_file", |a| {
+        // The file's bytes as `size` elements of `dtype` (the default dtype when None).
+        a.check_device(5)?;
+        let (name, size) = (a.str(0)?, a.oint(2)?.unwrap_or(0));
+        let dtype = a.dtype(3)?.unwrap_or_else(ts_tensor::default_dtype);
+        let bytes = std::fs::read(name)
+            .map_err(|e| Error::runtime(format!("from_file: cannot read '{name}': {e}")))?;
+        let need = size.max(0) as usize * dtype.size();
+        if bytes.len() < need {
+            return Err(Error::runtime(format!(
+                "from_file: '{name}' holds {} bytes, fewer than the {need} that {size} elements of {} need",
+                bytes.len(),
+                dtype.scalar_type_name()
+            )));
+        }
+        let storage = ts_tensor::Storage::from_bytes(&bytes[..need])?;
+        Tensor::from_parts(storage, &[size.max(0)], &[1], 0, dtype)
     });
     def(r, "aten::fill_diagonal_", |a| {
         let t = a.t(0)?;
@@ -265,9 +312,15 @@ mod tests {
         let t = factory::zeros(&[5, 2], Some(ts_tensor::DType::Float64)).unwrap();
         fill_diagonal_(&t, Scalar::Int(1), true).unwrap();
         // torch.zeros(5, 2).fill_diagonal_(1, wrap=True)
-        assert_eq!(t.to_vec::<f64>(), vec![1., 0., 0., 1., 0., 0., 1., 0., 0., 1.]);
+        assert_eq!(
+            t.to_vec::<f64>(),
+            vec![1., 0., 0., 1., 0., 0., 1., 0., 0., 1.]
+        );
         let u = factory::zeros(&[5, 2], Some(ts_tensor::DType::Float64)).unwrap();
         fill_diagonal_(&u, Scalar::Int(1), false).unwrap();
-        assert_eq!(u.to_vec::<f64>(), vec![1., 0., 0., 1., 0., 0., 0., 0., 0., 0.]);
+        assert_eq!(
+            u.to_vec::<f64>(),
+            vec![1., 0., 0., 1., 0., 0., 0., 0., 0., 0.]
+        );
     }
 }

@@ -142,7 +142,9 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::_is_tracing", |_| Ok(IValue::Bool(false)));
     def(r, "aten::_get_tracing_state", |_| Ok(IValue::Bool(false)));
-    def(r, "aten::is_autocast_cpu_enabled", |_| Ok(IValue::Bool(false)));
+    def(r, "aten::is_autocast_cpu_enabled", |_| {
+        Ok(IValue::Bool(false))
+    });
     def(r, "aten::get_autocast_dtype", |a| {
         let d = match a.str(0)? {
             "cpu" => DType::BFloat16,
@@ -166,7 +168,10 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::_autocast_to_reduced_precision", |a| {
         let t = a.t(0)?;
-        let floating = matches!(t.dtype(), DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16);
+        let floating = matches!(
+            t.dtype(),
+            DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16
+        );
         match (a.b(2)?, a.dtype(4)?) {
             (true, Some(d)) if floating => t.to_dtype(d, false),
             _ => Ok(t.clone()),
@@ -177,7 +182,9 @@ pub fn register(r: &Registry) {
         ts_tensor::manual_seed(seed as u64);
         Ok(IValue::None)
     });
-    def(r, "aten::_get_cpu_capability", |_| Ok(IValue::str(cpu_capability())));
+    def(r, "aten::_get_cpu_capability", |_| {
+        Ok(IValue::str(cpu_capability()))
+    });
     def(r, "aten::_print", |a| {
         println!("{}", a.str(0)?);
         Ok(IValue::None)
@@ -191,7 +198,11 @@ pub fn register(r: &Registry) {
     def(r, "aten::Size", |a| Ok(IValue::int_list(a.ints(0)?)));
     def(r, "aten::_size_if_not_equal", |a| {
         let (x, y) = (a.ints(0)?, a.ints(1)?);
-        Ok(if x == y { IValue::None } else { IValue::int_list(x) })
+        Ok(if x == y {
+            IValue::None
+        } else {
+            IValue::int_list(x)
+        })
     });
     def(r, "aten::_debug_has_internal_overlap", |a| {
         let t = a.t(0)?;
@@ -199,6 +210,15 @@ pub fn register(r: &Registry) {
         Ok(IValue::Int(overlaps as i64))
     });
     def(r, "prim::abs", |a| a.t(0)?.abs());
+    def(r, "prim::id", |a| match a.v(0)? {
+        // Object identity: the address of the shared object (0 for None).
+        IValue::None => Ok(IValue::Int(0)),
+        IValue::Object(o) => Ok(IValue::Int(std::sync::Arc::as_ptr(o) as usize as i64)),
+        v => Err(Error::runtime(format!(
+            "prim::id expects an object, got {}",
+            v.tag_name()
+        ))),
+    });
     def(r, "aten::_unwrap_optional", |a| match a.v(0)? {
         IValue::None => Err(Error::runtime("Unwrapping null optional")),
         v => Ok(v.clone()),
@@ -270,11 +290,7 @@ fn register_complex_numbers(r: &Registry) {
     });
     def(r, "aten::angle.Scalar", |a| {
         let (re, im) = number(a, 0)?;
-        Ok(IValue::Double(if re.is_nan() {
-            re
-        } else {
-            im.atan2(re)
-        }))
+        Ok(IValue::Double(if re.is_nan() { re } else { im.atan2(re) }))
     });
     for name in [
         "aten::polar.int",
@@ -292,11 +308,13 @@ fn register_complex_numbers(r: &Registry) {
         def(r, name, |a| {
             let (re, im) = number(a, 0)?;
             a.check_device(2)?;
-            let dt = a.dtype(1)?.unwrap_or(if ts_tensor::default_dtype() == DType::Float64 {
-                DType::Complex128
-            } else {
-                DType::Complex64
-            });
+            let dt = a
+                .dtype(1)?
+                .unwrap_or(if ts_tensor::default_dtype() == DType::Float64 {
+                    DType::Complex128
+                } else {
+                    DType::Complex64
+                });
             Tensor::from_vec(vec![ts_tensor::Complex64 { re, im }], &[])?.to_dtype(dt, false)
         });
     }

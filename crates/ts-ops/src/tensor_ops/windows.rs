@@ -54,8 +54,17 @@ fn window(
     Tensor::from_vec(values, &[n])?.to_dtype(dtype, false)
 }
 
-fn hamming(n: i64, periodic: bool, alpha: f64, beta: f64, dt: Option<DType>, name: &str) -> Result<Tensor, Error> {
-    window(name, n, periodic, dt, |i, m| alpha - beta * (2.0 * PI * i / m).cos())
+fn hamming(
+    n: i64,
+    periodic: bool,
+    alpha: f64,
+    beta: f64,
+    dt: Option<DType>,
+    name: &str,
+) -> Result<Tensor, Error> {
+    window(name, n, periodic, dt, |i, m| {
+        alpha - beta * (2.0 * PI * i / m).cos()
+    })
 }
 
 fn blackman(n: i64, periodic: bool, dt: Option<DType>) -> Result<Tensor, Error> {
@@ -65,7 +74,9 @@ fn blackman(n: i64, periodic: bool, dt: Option<DType>) -> Result<Tensor, Error> 
 }
 
 fn bartlett(n: i64, periodic: bool, dt: Option<DType>) -> Result<Tensor, Error> {
-    window("bartlett_window", n, periodic, dt, |i, m| 1.0 - (2.0 * i / m - 1.0).abs())
+    window("bartlett_window", n, periodic, dt, |i, m| {
+        1.0 - (2.0 * i / m - 1.0).abs()
+    })
 }
 
 fn kaiser(n: i64, periodic: bool, beta: f64, dt: Option<DType>) -> Result<Tensor, Error> {
@@ -85,7 +96,9 @@ fn opts(a: &Args, i: usize) -> Result<Option<DType>, Error> {
 
 /// Registers the window functions.
 pub fn register(r: &Registry) {
-    def(r, "aten::hann_window", |a| hamming(a.int(0)?, true, 0.5, 0.5, opts(a, 1)?, "hann_window"));
+    def(r, "aten::hann_window", |a| {
+        hamming(a.int(0)?, true, 0.5, 0.5, opts(a, 1)?, "hann_window")
+    });
     def(r, "aten::hann_window.periodic", |a| {
         hamming(a.int(0)?, a.b(1)?, 0.5, 0.5, opts(a, 2)?, "hann_window")
     });
@@ -93,23 +106,50 @@ pub fn register(r: &Registry) {
         hamming(a.int(0)?, true, 0.54, 0.46, opts(a, 1)?, "hamming_window")
     });
     def(r, "aten::hamming_window.periodic", |a| {
-        hamming(a.int(0)?, a.b(1)?, 0.54, 0.46, opts(a, 2)?, "hamming_window")
+        hamming(
+            a.int(0)?,
+            a.b(1)?,
+            0.54,
+            0.46,
+            opts(a, 2)?,
+            "hamming_window",
+        )
     });
     def(r, "aten::hamming_window.periodic_alpha", |a| {
-        hamming(a.int(0)?, a.b(1)?, a.f(2)?, 0.46, opts(a, 3)?, "hamming_window")
+        hamming(
+            a.int(0)?,
+            a.b(1)?,
+            a.f(2)?,
+            0.46,
+            opts(a, 3)?,
+            "hamming_window",
+        )
     });
     def(r, "aten::hamming_window.periodic_alpha_beta", |a| {
-        hamming(a.int(0)?, a.b(1)?, a.f(2)?, a.f(3)?, opts(a, 4)?, "hamming_window")
+        hamming(
+            a.int(0)?,
+            a.b(1)?,
+            a.f(2)?,
+            a.f(3)?,
+            opts(a, 4)?,
+            "hamming_window",
+        )
     });
-    def(r, "aten::blackman_window", |a| blackman(a.int(0)?, true, opts(a, 1)?));
+    def(r, "aten::blackman_window", |a| {
+        blackman(a.int(0)?, true, opts(a, 1)?)
+    });
     def(r, "aten::blackman_window.periodic", |a| {
         blackman(a.int(0)?, a.b(1)?, opts(a, 2)?)
     });
-    def(r, "aten::bartlett_window", |a| bartlett(a.int(0)?, true, opts(a, 1)?));
+    def(r, "aten::bartlett_window", |a| {
+        bartlett(a.int(0)?, true, opts(a, 1)?)
+    });
     def(r, "aten::bartlett_window.periodic", |a| {
         bartlett(a.int(0)?, a.b(1)?, opts(a, 2)?)
     });
-    def(r, "aten::kaiser_window", |a| kaiser(a.int(0)?, true, 12.0, opts(a, 1)?));
+    def(r, "aten::kaiser_window", |a| {
+        kaiser(a.int(0)?, true, 12.0, opts(a, 1)?)
+    });
     def(r, "aten::kaiser_window.periodic", |a| {
         kaiser(a.int(0)?, a.b(1)?, 12.0, opts(a, 2)?)
     });
@@ -138,14 +178,37 @@ mod tests {
                 assert!((x - y).abs() < 1e-6, "{a:?} vs {b:?}");
             }
         };
-        close(values(&hamming(4, true, 0.5, 0.5, None, "hann_window").unwrap()), &[0.0, 0.5, 1.0, 0.5]);
-        close(values(&hamming(4, false, 0.5, 0.5, None, "hann_window").unwrap()), &[0.0, 0.75, 0.75, 0.0]);
-        close(values(&bartlett(5, false, None).unwrap()), &[0.0, 0.5, 1.0, 0.5, 0.0]);
+        close(
+            values(&hamming(4, true, 0.5, 0.5, None, "hann_window").unwrap()),
+            &[0.0, 0.5, 1.0, 0.5],
+        );
+        close(
+            values(&hamming(4, false, 0.5, 0.5, None, "hann_window").unwrap()),
+            &[0.0, 0.75, 0.75, 0.0],
+        );
+        close(
+            values(&bartlett(5, false, None).unwrap()),
+            &[0.0, 0.5, 1.0, 0.5, 0.0],
+        );
         // torch.kaiser_window(4, periodic=False, beta=5.0)
-        close(values(&kaiser(4, false, 5.0, None).unwrap()), &[0.036_710_892_271_286_68, 0.775_322_104_445_406_7, 0.775_322_104_445_406_7, 0.036_710_892_271_286_68]);
+        close(
+            values(&kaiser(4, false, 5.0, None).unwrap()),
+            &[
+                0.036_710_892_271_286_68,
+                0.775_322_104_445_406_7,
+                0.775_322_104_445_406_7,
+                0.036_710_892_271_286_68,
+            ],
+        );
         close(values(&blackman(1, true, None).unwrap()), &[1.0]);
         assert_eq!(values(&blackman(0, true, None).unwrap()).len(), 0);
         let e = hamming(3, true, 0.5, 0.5, Some(DType::Int64), "hann_window").unwrap_err();
-        assert!(e.message.starts_with("hann_window expects floating point dtypes, got: TensorOptions(dtype=long int"), "{}", e.message);
+        assert!(
+            e.message.starts_with(
+                "hann_window expects floating point dtypes, got: TensorOptions(dtype=long int"
+            ),
+            "{}",
+            e.message
+        );
     }
 }

@@ -175,6 +175,26 @@ def f() -> List[float]:
     r += [float(torch.promote_types(torch.int32, torch.float16) == torch.float16)]
     return r
 """,
+    "gradient_packing_legacy_interpolate": """
+def f() -> List[float]:
+    x = torch.tensor([[1.0, 2.0, 4.0, 8.0], [1.0, 3.0, 9.0, 27.0]])
+    r: List[float] = []
+    for g in torch.gradient(x):
+        r += L(g)
+    for g in torch.gradient(x, spacing=[torch.tensor([0.0, 1.0, 3.0, 4.0])], dim=[1], edge_order=2):
+        r += L(g)
+    for g in torch.gradient(x, spacing=2.0, dim=1):
+        r += L(g)
+    data, sizes = torch._pack_padded_sequence(torch.tensor([[1.0, 4.0], [2.0, 5.0], [3.0, 0.0]]), torch.tensor([3, 2]), False)
+    padded, lengths = torch._pad_packed_sequence(data, sizes, True, -1.0, 4)
+    r += L(data) + L(sizes.float()) + L(padded) + L(lengths.float())
+    r += L(torch.ops.aten.pad_sequence([torch.tensor([1.0, 2.0]), torch.tensor([3.0])], True, 0.5, "left"))
+    g = torch.arange(16.).reshape(1, 1, 4, 4)
+    r += L(torch.ops.aten.__interpolate(g, 6, None, "bilinear", False, None, False))
+    r += L(torch.ops.aten.__interpolate(g, None, 0.5, "nearest", None, None, False))
+    r += L(torch.ops.aten.__upsample_bilinear(g, None, 2))
+    return r
+""",
 }
 
 
