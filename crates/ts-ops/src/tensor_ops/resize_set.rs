@@ -192,11 +192,6 @@ pub fn register(r: &Registry) {
         set_geometry(&out, s, s.storage_offset() as i64, &s.sizes(), &s.strides())?;
         Ok(out)
     });
-    def(r, "aten::set.source_Tensor_storage_offset", |a| {
-        let out = factory::empty(&[0], Some(a.t(0)?.dtype()))?;
-        set_geometry(&out, a.t(1)?, a.int(2)?, &a.ints(3)?, &a.ints(4)?)?;
-        Ok(out)
-    });
     def(r, "aten::copy_.Tensor", |a| {
         let t = a.t(0)?;
         t.copy_(a.t(1)?)?;
