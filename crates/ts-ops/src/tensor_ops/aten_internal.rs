@@ -537,7 +537,7 @@ pub fn register(r: &Registry) {
         a.check_device(3)?;
         ts_tensor::factory::zeros(&a.ints(0)?, a.dtype(1)?)
     });
-    def(r, "aten::_to_cpu", |a| Ok(a.tensors(0)?));
+    def(r, "aten::_to_cpu", |a| a.tensors(0));
     def(r, "aten::flatten_dense_tensors", |a| {
         let flat: Vec<IValue> = a
             .tensors(0)?

@@ -375,15 +375,21 @@ mod tests {
         assert_eq!(c.to_vec::<f64>(), vec![4., 5., 10., 11.]);
         let m = t(&[1., 2., 3., 4.], &[2, 2]);
         assert_eq!(
-            einsum("ii", &[m.clone()]).unwrap().to_vec::<f64>(),
+            einsum("ii", std::slice::from_ref(&m))
+                .unwrap()
+                .to_vec::<f64>(),
             vec![5.]
         );
         assert_eq!(
-            einsum("ii->i", &[m.clone()]).unwrap().to_vec::<f64>(),
+            einsum("ii->i", std::slice::from_ref(&m))
+                .unwrap()
+                .to_vec::<f64>(),
             vec![1., 4.]
         );
         assert_eq!(
-            einsum("ij->ji", &[m.clone()]).unwrap().to_vec::<f64>(),
+            einsum("ij->ji", std::slice::from_ref(&m))
+                .unwrap()
+                .to_vec::<f64>(),
             vec![1., 3., 2., 4.]
         );
         let v = t(&[1., 2.], &[2]);
