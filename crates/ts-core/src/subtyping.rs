@@ -22,6 +22,9 @@ impl Type {
             (_, Optional(b)) => self.is_subtype_of(b),
             (_, Union(ms)) => ms.iter().any(|m| self.is_subtype_of(m)),
             (Int | SymInt | Float | SymFloat | Complex, Number) => true,
+            // Schema-only aliases of `int` (what `torch.result_type` returns) are ints to
+            // programs, as in PyTorch, where the schema parser makes them `int`.
+            (ScalarType | Layout | MemoryFormat, Int) => true,
             (Tensor(a), Tensor(b)) => a.refines(b),
             (List(_), AnyList) => true,
             (List(a), List(b)) => {

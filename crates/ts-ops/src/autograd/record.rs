@@ -99,8 +99,8 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
         .collect();
     let base_name = schema.name.trim_start_matches("aten::");
     let in_place = base_name.ends_with('_') && written == [0];
-    // `out=` overloads write keyword-only arguments; they do not record (PyTorch refuses them
-    // for inputs that require grad).
+    // `out=` overloads write keyword-only arguments; they do not record: with grad mode on, an
+    // argument (out included) that requires grad is an error, as in PyTorch.
     let is_out = written.iter().any(|&i| schema.arguments[i].kwarg_only);
     let mut formula_op = full.clone();
     let formula = if in_place {
@@ -125,6 +125,7 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
     };
     let info = Arc::new(OpInfo {
         full,
+        short_name: base_name.to_string(),
         node_name: node_name(base_name.trim_end_matches('_')),
         n: schema.arguments.len(),
         tensor_args: tensor_args.into(),
@@ -145,6 +146,17 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
             .iter()
             .filter_map(|&i| s[base + i].as_tensor().cloned())
             .collect();
+        let any_requires_grad = || {
+            info.tensor_args
+                .iter()
+                .any(|&i| ivalue_requires_grad(&s[base + i]))
+        };
+        if info.is_out && is_grad_enabled() && any_requires_grad() {
+            return Err(Error::runtime(format!(
+                "{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.",
+                info.short_name
+            )));
+        }
         let record = is_grad_enabled()
             && !info.is_out
             && info
@@ -165,6 +177,8 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
 
 struct OpInfo {
     full: String,
+    /// `add` for `aten::add.out` (how PyTorch names the operator in its out= error).
+    short_name: String,
     node_name: String,
     n: usize,
     tensor_args: Arc<[usize]>,

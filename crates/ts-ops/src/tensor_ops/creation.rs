@@ -248,4 +248,155 @@ pub fn register(r: &Registry) {
         t.uniform_(a.f(1)?, a.f(2)?, None)?;
         Ok(t.clone())
     });
+    register_index_factories(r);
+}
+
+/// `torch.range`: `start, start + step, ...` up to and including `end`, in the default
+/// floating dtype unless one is given.
+fn range(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor, Error> {
+    let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
+    if st == 0.0 {
+        return Err(Error::runtime("step must be nonzero"));
+    }
+    if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
+        return Err(Error::runtime(
+            "upper bound and larger bound inconsistent with step sign",
+        ));
+    }
+    let n = ((e - s) / st).floor() as i64 + 1;
+    let dt = dtype.unwrap_or_else(default_dtype);
+    let vals: Vec<f64> = (0..n).map(|i| s + i as f64 * st).collect();
+    Tensor::from_vec(vals, &[n])?.to_dtype(dt, false)
+}
+
+/// The `[2, N]` coordinates of the lower (`lower`) or upper triangle of a `row x col` matrix
+/// relative to diagonal `offset`, row-major.
+fn triangle_indices(
+    row: i64,
+    col: i64,
+    offset: i64,
+    lower: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor, Error> {
+    if row < 0 || col < 0 {
+        return Err(Error::runtime(format!(
+            "row must be non-negative, got{}",
+            row.min(col)
+        )));
+    }
+    let (mut rs, mut cs) = (Vec::new(), Vec::new());
+    for i in 0..row {
+        for j in 0..col {
+            let keep = if lower {
+                j - i <= offset
+            } else {
+                j - i >= offset
+            };
+            if keep {
+                rs.push(i);
+                cs.push(j);
+            }
+        }
+    }
+    let n = rs.len() as i64;
+    rs.extend(cs);
+    Tensor::from_vec(rs, &[2, n])?.to_dtype(dtype.unwrap_or(DType::Int64), false)
+}
+
+/// `torch.bincount`: occurrences (or summed weights) of each non-negative integer.
+fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: i64) -> Result<Tensor, Error> {
+    if x.dim() != 1 || !x.dtype().is_integral() || x.dtype() == DType::Bool {
+        return Err(Error::runtime(
+            "bincount only supports 1-d non-negative integral inputs.",
+        ));
+    }
+    if minlength < 0 {
+        return Err(Error::runtime("minlength should be >= 0"));
+    }
+    let v = x.to_vec::<i64>();
+    if v.iter().any(|&k| k < 0) {
+        return Err(Error::runtime(
+            "bincount only supports 1-d non-negative integral inputs.",
+        ));
+    }
+    let len = (v.iter().max().map_or(0, |m| m + 1)).max(minlength) as usize;
+    match weights {
+        None => {
+            let mut counts = vec![0i64; len];
+            for k in v {
+                counts[k as usize] += 1;
+            }
+            Tensor::from_vec(counts, &[len as i64])
+        }
+        Some(w) => {
+            if w.dim() != 1 || w.sizes()[0] != x.sizes()[0] {
+                return Err(Error::runtime(
+                    "weights should be 1-d and have the same length as input",
+                ));
+            }
+            let mut sums = vec![0f64; len];
+            for (k, wv) in v.into_iter().zip(w.to_vec::<f64>()) {
+                sums[k as usize] += wv;
+            }
+            let dt = if w.dtype().is_floating_point() {
+                w.dtype()
+            } else {
+                DType::Float64
+            };
+            Tensor::from_vec(sums, &[len as i64])?.to_dtype(dt, false)
+        }
+    }
+}
+
+fn register_index_factories(r: &Registry) {
+    def(r, "aten::range.step", |a| {
+        a.check_device(5)?;
+        range(a.s(0)?, a.s(1)?, a.s(2)?, a.dtype(3)?)
+    });
+    def(r, "aten::range", |a| {
+        a.check_device(4)?;
+        range(a.s(0)?, a.s(1)?, Scalar::Int(1), a.dtype(2)?)
+    });
+    def(r, "aten::range.out_", |a| {
+        let out = a.t(2)?;
+        let t = range(a.s(0)?, a.s(1)?, Scalar::Int(1), Some(out.dtype()))?;
+        ts_tensor::resize_out_and_copy(out, &t)
+    });
+    def(r, "aten::triu_indices", |a| {
+        a.check_device(5)?;
+        triangle_indices(a.int(0)?, a.int(1)?, a.int(2)?, false, a.dtype(3)?)
+    });
+    def(r, "aten::tril_indices", |a| {
+        a.check_device(5)?;
+        triangle_indices(a.int(0)?, a.int(1)?, a.int(2)?, true, a.dtype(3)?)
+    });
+    def(r, "aten::bincount", |a| {
+        bincount(a.t(0)?, a.ot(1)?, a.int(2)?)
+    });
+    def(r, "aten::empty_strided", |a| {
+        a.check_device(4)?;
+        let (sizes, strides) = (a.ints(0)?, a.ints(1)?);
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                sizes.len()
+            )));
+        }
+        Tensor::empty_strided(&sizes, &strides, a.dtype(2)?.unwrap_or_else(default_dtype))
+    });
+    def(r, "aten::_list_to_tensor", |a| {
+        let v = a.ints(0)?;
+        Tensor::from_vec(
+            v.iter().map(|&x| x as i32).collect::<Vec<i32>>(),
+            &[v.len() as i64],
+        )
+    });
+    def(r, "aten::_tensor_to_list", |a| {
+        let t = a.t(0)?;
+        if t.dim() != 1 {
+            return Err(Error::runtime("_tensor_to_list expects a 1-D tensor"));
+        }
+        Ok(IValue::int_list(t.to_vec::<i64>()))
+    });
 }

@@ -8,20 +8,31 @@
 mod aliases;
 mod args;
 mod arithmetic;
+mod aten_internal;
 mod attention;
 mod channels;
 mod conv_pool;
 mod creation;
 mod derived;
 mod distance;
+mod einsum;
+mod foreach;
+mod fused_optim;
+mod interpolate_legacy;
 mod layers;
 mod linalg;
 mod loss;
+mod metadata;
 mod nn;
+mod number_theory;
+mod packed_sequence;
 mod queries;
+mod random;
 mod reductions;
 mod reshaping;
+mod resize_set;
 mod rnn;
+mod runtime_queries;
 mod sampling;
 mod scatter;
 mod shapes;
@@ -29,6 +40,7 @@ mod special;
 mod spectral;
 mod statistics;
 mod view_copies;
+mod windows;
 
 use std::sync::Arc;
 
@@ -64,7 +76,19 @@ pub fn register(r: &Registry) {
     statistics::register(r);
     spectral::register(r);
     distance::register(r);
+    windows::register(r);
+    random::register(r);
+    metadata::register(r);
+    number_theory::register(r);
+    einsum::register(r);
+    aten_internal::register(r);
+    resize_set::register(r);
+    runtime_queries::register(r);
+    packed_sequence::register(r);
+    interpolate_legacy::register(r);
+    fused_optim::register(r);
     derived::register(r);
+    foreach::register(r);
     aliases::register(r);
 }
 
