@@ -219,17 +219,27 @@ def startup():
         return None
     out = os.path.join(here, "inputs", "startup_out.pt")
 
+    # Linux keeps a process's peak RSS across execve, so a child forked straight from this
+    # (torch-sized) Python would report Python's peak; GNU time forks the command from a small
+    # process and reports the command's own peak.
+    gnu_time = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
+
     def measure(cmd):
         best = None
         for _ in range(3):
             wait_idle()
+            full = [gnu_time, "-f", "TSRS_MAXRSS_KB %M"] + cmd if gnu_time else cmd
             t = time.perf_counter()
-            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            _, status, ru = os.wait4(p.pid, 0)
+            p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, err = p.communicate()
             wall = time.perf_counter() - t
-            if status != 0:
+            if p.returncode != 0:
                 return None
-            r = (wall, ru.ru_maxrss / 1024.0)
+            kb = [l.split()[1] for l in err.decode(errors="replace").splitlines()
+                  if l.startswith("TSRS_MAXRSS_KB ")]
+            if not kb:
+                return None
+            r = (wall, int(kb[-1]) / 1024.0)
             best = r if best is None or r[0] < best[0] else best
         return best
 
