@@ -60,6 +60,12 @@ try:
     torch.set_num_threads(a.threads)
     sys.path.insert(0, here)
     import models
+    # Real detection models call torchvision's operators (torchvision::nms, roi_align); they are
+    # registered with PyTorch only once torchvision is imported.
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        pass
 except ImportError:
     torch = None
 
@@ -160,6 +166,11 @@ def run_tsrs(c, path, inp, iters):
     return json.loads(r.stdout)["median_ns"], None
 
 
+def first_line(e):
+    """The first non-empty line of an exception's text (TorchScript errors start with a newline)."""
+    return next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)[:100]
+
+
 def run_torch(fn, args, iters):
     with torch.no_grad():
         for _ in range(3):
@@ -179,7 +190,7 @@ for c in cases:
     try:
         path, inp, theirs_fn = prepare(c)
     except Exception as e:  # a case PyTorch itself cannot build: report it, keep going
-        rows.append((c, None, None, f"pytorch: {str(e).splitlines()[0][:100]}"))
+        rows.append((c, None, None, f"pytorch: {first_line(e)}"))
         continue
     ours, theirs, err = [], [], None
     for r in range(a.rounds):
@@ -193,7 +204,7 @@ for c in cases:
                 try:
                     theirs.append(run_torch(theirs_fn[0], theirs_fn[1], iters))
                 except Exception as e:  # noqa: BLE001 - report and keep going
-                    err = err or f"pytorch: {str(e).splitlines()[0][:100]}"
+                    err = err or f"pytorch: {first_line(e)}"
                     theirs_fn = None
             sys.stderr.write(".")
             sys.stderr.flush()
