@@ -8,248 +8,145 @@
 //!   the bias;
 //! - `*`/`/` by such a constant scales the weight and bias.
 
-use ts_core::{aten, IValue, Scalar};
-use ts_ir::{BlockId, Graph, NodeId, ValueId};
+use ts_core::aten;
+use ts_ir::{Graph, NodeId, ValueId};
 use ts_tensor::Tensor;
 
-use crate::constant_tensors::{constant_tensor, per_channel, set_constant_input};
-use crate::node_schema::{constant_input, named_input, node_full_name};
+use crate::constant_tensors::{per_channel, set_constant_input};
+use crate::frozen_folding::{
+    broadcast_to_vector, constant_operand, fold_each_node, single_use_producer, weight_and_bias,
+    BatchNormFold,
+};
+use crate::node_schema::node_full_name;
 
 fn is_conv(g: &Graph, n: NodeId) -> bool {
     let k = g.node(n).kind();
     (k == aten::conv1d || k == aten::conv2d || k == aten::conv3d) && g.node(n).inputs().len() == 7
 }
 
-/// The constant weight and the bias (zeros when `None`) of a convolution.
-fn conv_params(g: &Graph, conv: NodeId) -> Option<(Tensor, Tensor)> {
-    let w = constant_tensor(g, g.node(conv).input(1))?;
-    if !w.dtype().is_floating_point() {
-        return None;
-    }
-    let bv = g.node(conv).input(2);
-    let b = if g.must_be_none(bv) {
-        Tensor::zeros(&[w.sizes()[0]], w.dtype()).ok()?
-    } else {
-        constant_tensor(g, bv)?
-    };
-    Some((w, b))
-}
-
 /// The convolution producing `v`, when `v` is its only use.
 fn single_use_conv(g: &Graph, v: ValueId) -> Option<NodeId> {
-    let c = g.value(v).node();
-    (is_conv(g, c) && g.value(v).uses().len() == 1).then_some(c)
+    single_use_producer(g, v, is_conv)
 }
 
 /// A per-output-channel operand as a `[C]` vector: a single value, or a constant whose shape
-/// is 1 everywhere except at the channel dimension of an output of rank `out_rank`.
-fn channel_vector(
-    t: &Tensor,
-    channels: i64,
-    out_rank: usize,
-    dtype: ts_tensor::DType,
-) -> Option<Tensor> {
-    if t.dtype() != dtype {
-        return None;
-    }
-    if t.numel() == 1 {
-        return t
-            .reshape(&[1])
-            .ok()?
-            .expand(&[channels], false)
-            .ok()?
-            .contiguous()
-            .ok();
-    }
-    let sizes = t.sizes();
-    // Right-aligned against a batched output the channel dimension is 1; against an unbatched
-    // one (a rank lower) it is 0. A constant of full rank would add a batch dimension to an
-    // unbatched output, so it is not folded.
-    if sizes.len() + 1 > out_rank {
-        return None;
-    }
-    let offset = out_rank - sizes.len();
-    for (i, &s) in sizes.iter().enumerate() {
-        let out_dim = offset + i;
-        if out_dim == 1 {
-            if s != channels {
-                return None;
-            }
-        } else if s != 1 {
+/// is 1 everywhere except at the channel dimension of an output of rank `out_rank` (the
+/// weight's rank).
+fn channel_vector(t: &Tensor, channels: i64, out_rank: usize) -> Option<Tensor> {
+    if t.numel() != 1 {
+        let sizes = t.sizes();
+        // Right-aligned against a batched output the channel dimension is 1; against an
+        // unbatched one (a rank lower) it is 0. A constant of full rank would add a batch
+        // dimension to an unbatched output, so it is not folded.
+        if sizes.len() + 1 != out_rank {
+            return None;
+        }
+        let channel_only =
+            sizes
+                .iter()
+                .enumerate()
+                .all(|(i, &s)| if i == 0 { s == channels } else { s == 1 });
+        if !channel_only {
             return None;
         }
     }
-    if offset != 1 {
-        return None;
-    }
-    t.reshape(&[channels]).ok()?.contiguous().ok()
+    broadcast_to_vector(t, channels)
 }
 
-fn fold_in_blocks(g: &mut Graph, b: BlockId, f: &dyn Fn(&mut Graph, NodeId) -> bool) -> bool {
-    let mut changed = false;
-    for n in g.block_nodes(b) {
-        if !g.is_alive(n) {
-            continue;
-        }
-        for sb in g.node(n).blocks().to_vec() {
-            changed |= fold_in_blocks(g, sb, f);
-        }
-        changed |= f(g, n);
+/// The convolution that is one operand of the elementwise op `n` (`name`), the other operand,
+/// and its constant value as a per-channel vector with the convolution's weight and bias.
+/// `commutes` allows the convolution on the right.
+struct ConvOperand {
+    conv: NodeId,
+    w: Tensor,
+    b: Tensor,
+    vector: Tensor,
+}
+
+fn conv_operand(g: &Graph, n: NodeId, name: &str, commutes: bool) -> Option<ConvOperand> {
+    let ins = g.node(n).inputs();
+    let (conv, other) = match (single_use_conv(g, ins[0]), single_use_conv(g, ins[1])) {
+        (Some(c), _) => (c, ins[1]),
+        (None, Some(c)) if commutes && name.ends_with(".Tensor") => (c, ins[0]),
+        _ => return None,
+    };
+    let (w, b) = weight_and_bias(g, conv)?;
+    let other = constant_operand(g, other, name, w.dtype())?;
+    if other.dtype() != w.dtype() {
+        return None;
     }
-    changed
+    let vector = channel_vector(&other, w.sizes()[0], w.dim())?;
+    Some(ConvOperand { conv, w, b, vector })
+}
+
+/// Makes the convolution's output stand for `n`'s.
+fn replace_with_conv(g: &mut Graph, conv: NodeId, n: NodeId) {
+    let (conv_out, out) = (g.node(conv).output(0), g.node(n).output(0));
+    g.replace_all_uses_with(out, conv_out);
 }
 
 /// Folds inference batch norms into the convolutions before them.
 pub fn fold_frozen_conv_batchnorm(g: &mut Graph) -> bool {
-    let top = g.block();
-    let changed = fold_in_blocks(g, top, &fold_bn);
-    if changed {
-        crate::dead_code_elimination::eliminate_dead_code(g);
-    }
-    changed
+    fold_each_node(g, &fold_bn)
 }
 
 fn fold_bn(g: &mut Graph, bn: NodeId) -> bool {
-    if g.node(bn).kind() != aten::batch_norm || g.node(bn).inputs().len() != 9 {
+    let Some(stats) = BatchNormFold::of(g, bn) else {
         return false;
-    }
+    };
     let Some(conv) = single_use_conv(g, g.node(bn).input(0)) else {
         return false;
     };
-    if !matches!(constant_input(g, bn, "training"), Some(IValue::Bool(false))) {
-        return false;
-    }
-    let Some(eps) = constant_input(g, bn, "eps").and_then(|v| v.as_double()) else {
+    let Some((new_w, new_b)) = weight_and_bias(g, conv).and_then(|(w, b)| stats.fold(&w, &b))
+    else {
         return false;
     };
-    let Some((w, b)) = conv_params(g, conv) else {
-        return false;
-    };
-    let opt = |name: &str| -> Option<Option<Tensor>> {
-        let v = named_input(g, bn, name)?;
-        if g.must_be_none(v) {
-            Some(None)
-        } else {
-            constant_tensor(g, v).map(Some)
-        }
-    };
-    let (Some(Some(rm)), Some(Some(rv)), Some(bw), Some(bb)) = (
-        opt("running_mean"),
-        opt("running_var"),
-        opt("weight"),
-        opt("bias"),
-    ) else {
-        return false;
-    };
-    let folded = (|| -> ts_tensor::Result<(Tensor, Tensor)> {
-        let c = w.sizes()[0];
-        let ones = ts_tensor::factory::ones(&[c], Some(w.dtype()))?;
-        let zeros = Tensor::zeros(&[c], w.dtype())?;
-        let bw = bw.unwrap_or(ones);
-        let bb = bb.unwrap_or(zeros);
-        let inv_std = rv.add_scalar(Scalar::Float(eps), Scalar::Int(1))?.rsqrt()?;
-        let scale = bw.mul(&inv_std)?;
-        let new_w = w.mul(&per_channel(&scale, w.dim())?)?;
-        let new_b = b
-            .sub(&rm, Scalar::Int(1))?
-            .mul(&scale)?
-            .add(&bb, Scalar::Int(1))?;
-        Ok((
-            new_w.to_dtype(w.dtype(), false)?,
-            new_b.to_dtype(w.dtype(), false)?,
-        ))
-    })();
-    let Ok((new_w, new_b)) = folded else {
-        return false;
-    };
-    if new_b.sizes().as_slice() != [w.sizes()[0]] {
-        return false;
-    }
     set_constant_input(g, conv, 1, new_w, "_fused_bn");
     set_constant_input(g, conv, 2, new_b, "_fused_bn");
-    let (conv_out, bn_out) = (g.node(conv).output(0), g.node(bn).output(0));
-    g.replace_all_uses_with(bn_out, conv_out);
+    replace_with_conv(g, conv, bn);
     crate::graph_update!("Folded a batch norm into a convolution");
     true
 }
 
 /// Folds additions of per-channel constants into the convolutions before them.
 pub fn fold_frozen_conv_add_or_sub(g: &mut Graph) -> bool {
-    let top = g.block();
-    let changed = fold_in_blocks(g, top, &fold_add_sub);
-    if changed {
-        crate::dead_code_elimination::eliminate_dead_code(g);
-    }
-    changed
-}
-
-/// The conv output rank implied by its weight.
-fn out_rank(w: &Tensor) -> usize {
-    w.dim()
+    fold_each_node(g, &fold_add_sub)
 }
 
 fn fold_add_sub(g: &mut Graph, n: NodeId) -> bool {
     let Some(name) = node_full_name(g, n) else {
         return false;
     };
-    let is_sub = name.starts_with("aten::sub");
     if !matches!(
         name.as_str(),
         "aten::add.Tensor" | "aten::sub.Tensor" | "aten::add.Scalar" | "aten::sub.Scalar"
     ) {
         return false;
     }
-    let ins = g.node(n).inputs().to_vec();
-    // The convolution is the first operand (or either, for add).
-    let (conv_at, other) = match (single_use_conv(g, ins[0]), single_use_conv(g, ins[1])) {
-        (Some(c), _) => (c, ins[1]),
-        (None, Some(c)) if !is_sub && name.ends_with(".Tensor") => (c, ins[0]),
-        _ => return false,
-    };
-    let Some(alpha) = g.to_ivalue(ins[2]).and_then(|v| v.as_scalar()) else {
+    let is_sub = name.starts_with("aten::sub");
+    let Some(alpha) = g.to_ivalue(g.node(n).input(2)).and_then(|v| v.as_scalar()) else {
         return false;
     };
-    let Some((w, b)) = conv_params(g, conv_at) else {
-        return false;
-    };
-    let c = w.sizes()[0];
-    let other_t = match g.to_ivalue(other) {
-        Some(IValue::Tensor(t)) if crate::constant_tensors::is_constant(g, other) => t,
-        Some(v) if name.ends_with(".Scalar") => match v.as_scalar() {
-            Some(s) => match Tensor::scalar_tensor(s, w.dtype()) {
-                Ok(t) => t,
-                Err(_) => return false,
-            },
-            None => return false,
-        },
-        _ => return false,
-    };
-    let Some(vec) = channel_vector(&other_t, c, out_rank(&w), w.dtype()) else {
+    let Some(op) = conv_operand(g, n, &name, !is_sub) else {
         return false;
     };
     let new_b = if is_sub {
-        b.sub(&vec, alpha)
+        op.b.sub(&op.vector, alpha)
     } else {
-        b.add(&vec, alpha)
+        op.b.add(&op.vector, alpha)
     };
     let Ok(new_b) = new_b else {
         return false;
     };
-    set_constant_input(g, conv_at, 2, new_b, "_fused_add");
-    let (conv_out, out) = (g.node(conv_at).output(0), g.node(n).output(0));
-    g.replace_all_uses_with(out, conv_out);
+    set_constant_input(g, op.conv, 2, new_b, "_fused_add");
+    replace_with_conv(g, op.conv, n);
     crate::graph_update!("Folded an addition into a convolution's bias");
     true
 }
 
 /// Folds multiplications by per-channel constants into the convolutions before them.
 pub fn fold_frozen_conv_mul_or_div(g: &mut Graph) -> bool {
-    let top = g.block();
-    let changed = fold_in_blocks(g, top, &fold_mul_div);
-    if changed {
-        crate::dead_code_elimination::eliminate_dead_code(g);
-    }
-    changed
+    fold_each_node(g, &fold_mul_div)
 }
 
 fn fold_mul_div(g: &mut Graph, n: NodeId) -> bool {
@@ -263,47 +160,25 @@ fn fold_mul_div(g: &mut Graph, n: NodeId) -> bool {
         return false;
     }
     let is_div = name.starts_with("aten::div");
-    let ins = g.node(n).inputs().to_vec();
-    let (conv, other) = match (single_use_conv(g, ins[0]), single_use_conv(g, ins[1])) {
-        (Some(c), _) => (c, ins[1]),
-        (None, Some(c)) if !is_div && name.ends_with(".Tensor") => (c, ins[0]),
-        _ => return false,
-    };
-    let Some((w, b)) = conv_params(g, conv) else {
-        return false;
-    };
-    let c = w.sizes()[0];
-    let other_t = match g.to_ivalue(other) {
-        Some(IValue::Tensor(t)) if crate::constant_tensors::is_constant(g, other) => t,
-        Some(v) if name.ends_with(".Scalar") => match v.as_scalar() {
-            Some(s) => match Tensor::scalar_tensor(s, w.dtype()) {
-                Ok(t) => t,
-                Err(_) => return false,
-            },
-            None => return false,
-        },
-        _ => return false,
-    };
-    let Some(vec) = channel_vector(&other_t, c, out_rank(&w), w.dtype()) else {
+    let Some(op) = conv_operand(g, n, &name, !is_div) else {
         return false;
     };
     let folded = (|| -> ts_tensor::Result<(Tensor, Tensor)> {
         let factor = if is_div {
-            vec.reciprocal()?
+            op.vector.reciprocal()?
         } else {
-            vec.clone()
+            op.vector.clone()
         };
-        let new_w = w.mul(&per_channel(&factor, w.dim())?)?;
-        let new_b = b.mul(&factor)?;
+        let new_w = op.w.mul(&per_channel(&factor, op.w.dim())?)?;
+        let new_b = op.b.mul(&factor)?;
         Ok((new_w, new_b))
     })();
     let Ok((new_w, new_b)) = folded else {
         return false;
     };
-    set_constant_input(g, conv, 1, new_w, "_fused_mul");
-    set_constant_input(g, conv, 2, new_b, "_fused_mul");
-    let (conv_out, out) = (g.node(conv).output(0), g.node(n).output(0));
-    g.replace_all_uses_with(out, conv_out);
+    set_constant_input(g, op.conv, 1, new_w, "_fused_mul");
+    set_constant_input(g, op.conv, 2, new_b, "_fused_mul");
+    replace_with_conv(g, op.conv, n);
     crate::graph_update!("Folded a multiplication into a convolution");
     true
 }
@@ -311,6 +186,7 @@ fn fold_mul_div(g: &mut Graph, n: NodeId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ts_core::{IValue, Scalar};
     use ts_ir::{verify, FileCheck};
 
     fn randn(sizes: &[i64], seed: u64) -> Tensor {

@@ -8,33 +8,26 @@
 //! - `+` of a constant of one value per output feature (or a single value) moves into the bias;
 //!   `*` by one scales the weight and bias.
 
-use ts_core::{aten, IValue, Scalar};
-use ts_ir::{BlockId, Graph, NodeId, ValueId};
+use ts_core::aten;
+use ts_ir::{Graph, NodeId, ValueId};
 use ts_tensor::Tensor;
 
-use crate::constant_tensors::{constant_tensor, is_constant, set_constant_input};
-use crate::node_schema::{constant_input, named_input, node_full_name};
+use crate::constant_tensors::set_constant_input;
+use crate::frozen_folding::{
+    broadcast_to_vector, constant_operand, fold_each_node, single_use_producer, weight_and_bias,
+    BatchNormFold,
+};
+use crate::node_schema::node_full_name;
 
+/// The 2-D constant weight and the bias of a linear.
 fn linear_params(g: &Graph, lin: NodeId) -> Option<(Tensor, Tensor)> {
-    let w = constant_tensor(g, g.node(lin).input(1))?;
-    if w.dim() != 2 || !w.dtype().is_floating_point() {
-        return None;
-    }
-    let bv = g.node(lin).input(2);
-    let b = if g.must_be_none(bv) {
-        Tensor::zeros(&[w.sizes()[0]], w.dtype()).ok()?
-    } else {
-        constant_tensor(g, bv)?
-    };
-    Some((w, b))
+    weight_and_bias(g, lin).filter(|(w, _)| w.dim() == 2)
 }
 
 fn single_use_linear(g: &Graph, v: ValueId) -> Option<NodeId> {
-    let n = g.value(v).node();
-    (g.node(n).kind() == aten::linear
-        && g.node(n).inputs().len() == 3
-        && g.value(v).uses().len() == 1)
-        .then_some(n)
+    single_use_producer(g, v, |g, n| {
+        g.node(n).kind() == aten::linear && g.node(n).inputs().len() == 3
+    })
 }
 
 /// The linear's output is 2-D: its input is `flatten(_, 1, -1)` or typed with rank 2.
@@ -49,89 +42,24 @@ fn output_is_2d(g: &Graph, lin: NodeId) -> bool {
         && g.to_ivalue(g.node(p).input(2)).and_then(|v| v.as_int()) == Some(-1)
 }
 
-fn fold_in_blocks(g: &mut Graph, b: BlockId, f: &dyn Fn(&mut Graph, NodeId) -> bool) -> bool {
-    let mut changed = false;
-    for n in g.block_nodes(b) {
-        if !g.is_alive(n) {
-            continue;
-        }
-        for sb in g.node(n).blocks().to_vec() {
-            changed |= fold_in_blocks(g, sb, f);
-        }
-        changed |= f(g, n);
-    }
-    changed
-}
-
 /// Folds inference batch norms into the linears before them (see the module documentation).
 pub fn fold_frozen_linear_batchnorm(g: &mut Graph) -> bool {
-    let top = g.block();
-    let changed = fold_in_blocks(g, top, &fold_bn);
-    if changed {
-        crate::dead_code_elimination::eliminate_dead_code(g);
-    }
-    changed
+    fold_each_node(g, &fold_bn)
 }
 
 fn fold_bn(g: &mut Graph, bn: NodeId) -> bool {
-    if g.node(bn).kind() != aten::batch_norm || g.node(bn).inputs().len() != 9 {
+    let Some(stats) = BatchNormFold::of(g, bn) else {
         return false;
-    }
+    };
     let Some(lin) = single_use_linear(g, g.node(bn).input(0)) else {
         return false;
     };
-    if !output_is_2d(g, lin)
-        || !matches!(constant_input(g, bn, "training"), Some(IValue::Bool(false)))
-    {
+    if !output_is_2d(g, lin) {
         return false;
     }
-    let Some(eps) = constant_input(g, bn, "eps").and_then(|v| v.as_double()) else {
+    let Some((new_w, new_b)) = linear_params(g, lin).and_then(|(w, b)| stats.fold(&w, &b)) else {
         return false;
     };
-    let Some((w, b)) = linear_params(g, lin) else {
-        return false;
-    };
-    let opt = |name: &str| -> Option<Option<Tensor>> {
-        let v = named_input(g, bn, name)?;
-        if g.must_be_none(v) {
-            Some(None)
-        } else {
-            constant_tensor(g, v).map(Some)
-        }
-    };
-    let (Some(Some(rm)), Some(Some(rv)), Some(bw), Some(bb)) = (
-        opt("running_mean"),
-        opt("running_var"),
-        opt("weight"),
-        opt("bias"),
-    ) else {
-        return false;
-    };
-    let folded = (|| -> ts_tensor::Result<(Tensor, Tensor)> {
-        let c = w.sizes()[0];
-        let bw = match bw {
-            Some(t) => t,
-            None => ts_tensor::factory::ones(&[c], Some(w.dtype()))?,
-        };
-        let bb = match bb {
-            Some(t) => t,
-            None => Tensor::zeros(&[c], w.dtype())?,
-        };
-        let inv_std = rv.add_scalar(Scalar::Float(eps), Scalar::Int(1))?.rsqrt()?;
-        let scale = bw.mul(&inv_std)?;
-        let new_w = w.mul(&scale.reshape(&[-1, 1])?)?;
-        let new_b = b
-            .sub(&rm, Scalar::Int(1))?
-            .mul(&scale)?
-            .add(&bb, Scalar::Int(1))?;
-        Ok((new_w, new_b))
-    })();
-    let Ok((new_w, new_b)) = folded else {
-        return false;
-    };
-    if new_b.sizes().as_slice() != [w.sizes()[0]] {
-        return false;
-    }
     set_constant_input(g, lin, 1, new_w, "_fused_bn");
     set_constant_input(g, lin, 2, new_b, "_fused_bn");
     let (lo, bo) = (g.node(lin).output(0), g.node(bn).output(0));
@@ -142,32 +70,16 @@ fn fold_bn(g: &mut Graph, bn: NodeId) -> bool {
 
 /// Folds per-feature additions and multiplications into the linears before them.
 pub fn fold_frozen_linear_add_or_mul(g: &mut Graph) -> bool {
-    let top = g.block();
-    let changed = fold_in_blocks(g, top, &fold_add_mul);
-    if changed {
-        crate::dead_code_elimination::eliminate_dead_code(g);
-    }
-    changed
+    fold_each_node(g, &fold_add_mul)
 }
 
 /// A per-feature operand as an `[out]` vector: one value, or a 1-D constant of `out` values
 /// (higher ranks could add dimensions to the result, so they are not folded).
-fn feature_vector(t: &Tensor, out: i64, dtype: ts_tensor::DType) -> Option<Tensor> {
-    if t.dtype() != dtype || t.dim() > 1 {
+fn feature_vector(t: &Tensor, out: i64) -> Option<Tensor> {
+    if t.dim() > 1 || (t.numel() != 1 && t.sizes().as_slice() != [out]) {
         return None;
     }
-    if t.numel() == 1 {
-        return t
-            .reshape(&[1])
-            .ok()?
-            .expand(&[out], false)
-            .ok()?
-            .contiguous()
-            .ok();
-    }
-    (t.sizes().as_slice() == [out])
-        .then(|| t.contiguous().ok())
-        .flatten()
+    broadcast_to_vector(t, out)
 }
 
 fn fold_add_mul(g: &mut Graph, n: NodeId) -> bool {
@@ -190,18 +102,10 @@ fn fold_add_mul(g: &mut Graph, n: NodeId) -> bool {
     let Some((w, b)) = linear_params(g, lin) else {
         return false;
     };
-    let out = w.sizes()[0];
-    let other_t = match g.to_ivalue(other) {
-        Some(IValue::Tensor(t)) if is_constant(g, other) => t,
-        Some(v) if name.ends_with(".Scalar") => {
-            match v.as_scalar().map(|s| Tensor::scalar_tensor(s, w.dtype())) {
-                Some(Ok(t)) => t,
-                _ => return false,
-            }
-        }
-        _ => return false,
-    };
-    let Some(vec) = feature_vector(&other_t, out, w.dtype()) else {
+    let Some(vec) = constant_operand(g, other, &name, w.dtype())
+        .filter(|t| t.dtype() == w.dtype())
+        .and_then(|t| feature_vector(&t, w.sizes()[0]))
+    else {
         return false;
     };
     let folded = (|| -> ts_tensor::Result<(Option<Tensor>, Tensor)> {
@@ -237,6 +141,7 @@ fn fold_add_mul(g: &mut Graph, n: NodeId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ts_core::IValue;
     use ts_ir::verify;
 
     #[test]
@@ -277,5 +182,51 @@ mod tests {
             before.as_tensor().unwrap().to_vec::<f32>(),
             after.as_tensor().unwrap().to_vec::<f32>()
         );
+    }
+
+    #[test]
+    fn folds_an_inference_batch_norm_after_a_2d_linear() {
+        let mut g = Graph::new();
+        let x = g.add_graph_input(ts_core::Type::tensor());
+        let c = |g: &mut Graph, v: Vec<f32>, sizes: &[i64]| {
+            g.insert_constant(&IValue::Tensor(Tensor::from_vec(v, sizes).unwrap()))
+        };
+        let w = c(&mut g, vec![1., 2., 3., 4., 5., 6.], &[3, 2]);
+        let none = g.insert_constant(&IValue::None);
+        let one = g.insert_constant(&IValue::Int(1));
+        let minus_one = g.insert_constant(&IValue::Int(-1));
+        let flat = g.insert(ts_core::Symbol::aten("flatten"), &[x, one, minus_one], 1);
+        let fo = g.node(flat).output(0);
+        let lin = g.insert(aten::linear, &[fo, w, none], 1);
+        let lo = g.node(lin).output(0);
+        let gamma = c(&mut g, vec![0.5, -1., 2.], &[3]);
+        let mean = c(&mut g, vec![0.1, 0.2, -0.3], &[3]);
+        let var = c(&mut g, vec![1.5, 0.25, 4.], &[3]);
+        let f = g.insert_constant(&IValue::Bool(false));
+        let mom = g.insert_constant(&IValue::Double(0.1));
+        let eps = g.insert_constant(&IValue::Double(1e-5));
+        let t = g.insert_constant(&IValue::Bool(true));
+        // No bias: the folded bias is -mean·γ/√(σ²+ε).
+        let bn = g.insert(
+            aten::batch_norm,
+            &[lo, gamma, none, mean, var, f, mom, eps, t],
+            1,
+        );
+        let bo = g.node(bn).output(0);
+        g.register_output(bo);
+        let input = Tensor::from_vec(vec![1f32, -2., 0.5, 4.], &[2, 2]).unwrap();
+        let before = crate::test_eval::run(&g, vec![IValue::Tensor(input.clone())]);
+        let mut folded = g.clone();
+        assert!(fold_frozen_linear_batchnorm(&mut folded));
+        verify(&folded).unwrap();
+        assert!(!folded.to_string().contains("aten::batch_norm"), "{folded}");
+        let after = crate::test_eval::run(&folded, vec![IValue::Tensor(input)]);
+        let (b, a) = (
+            before.as_tensor().unwrap().to_vec::<f32>(),
+            after.as_tensor().unwrap().to_vec::<f32>(),
+        );
+        for (x, y) in b.iter().zip(&a) {
+            assert!((x - y).abs() < 1e-5, "{b:?} vs {a:?}");
+        }
     }
 }

@@ -4,31 +4,17 @@
 //! weight row-major instead of transposing it on every call.
 
 use ts_core::{aten, IValue};
-use ts_ir::{BlockId, Graph, NodeId};
+use ts_ir::{Graph, NodeId};
 
 use crate::constant_tensors::constant_tensor;
+use crate::frozen_folding::fold_each_node;
 
 /// Rewrites linears with constant weights; returns whether any was rewritten.
 pub fn frozen_linear_transpose(g: &mut Graph) -> bool {
-    let top = g.block();
-    let changed = rewrite_block(g, top);
-    if changed {
-        crate::dead_code_elimination::eliminate_dead_code(g);
-    }
+    let changed = fold_each_node(g, &|g, n| {
+        g.node(n).kind() == aten::linear && g.node(n).inputs().len() == 3 && rewrite(g, n)
+    });
     crate::graph_dump!("After FrozenLinearTranspose: ", g);
-    changed
-}
-
-fn rewrite_block(g: &mut Graph, b: BlockId) -> bool {
-    let mut changed = false;
-    for n in g.block_nodes(b) {
-        for sb in g.node(n).blocks().to_vec() {
-            changed |= rewrite_block(g, sb);
-        }
-        if g.node(n).kind() == aten::linear && g.node(n).inputs().len() == 3 {
-            changed |= rewrite(g, n);
-        }
-    }
     changed
 }
 

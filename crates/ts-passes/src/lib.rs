@@ -19,6 +19,7 @@ pub mod decompose_ops;
 pub mod executor_pipeline;
 pub mod freeze_module;
 pub mod frozen_conv_folding;
+pub mod frozen_folding;
 pub mod frozen_graph_optimizations;
 pub mod frozen_linear_folding;
 pub mod frozen_linear_transpose;

@@ -918,41 +918,11 @@ impl FunctionEmitter<'_> {
         kwargs: &[(Ident, Expr)],
     ) -> CResult<ValueId> {
         const PARAMS: [&str; 3] = ["A", "pivot", "get_infos"];
-        if args.len() > PARAMS.len() {
-            return self.err(range, "lu() takes at most 3 positional arguments");
-        }
-        let mut bound: Vec<Option<&Expr>> = vec![None; PARAMS.len()];
-        for (slot, a) in bound.iter_mut().zip(args) {
-            *slot = Some(a);
-        }
-        for (k, v) in kwargs {
-            let Some(i) = PARAMS.iter().position(|p| *p == k.name) else {
-                return self.err(
-                    range,
-                    format!("lu() got an unexpected keyword argument '{}'", k.name),
-                );
-            };
-            if bound[i].is_some() {
-                return self.err(
-                    range,
-                    format!("lu() got multiple values for argument '{}'", k.name),
-                );
-            }
-            bound[i] = Some(v);
-        }
+        let bound = self.bind_python_args(range, "lu", &PARAMS, args, kwargs)?;
         let Some(a) = bound[0] else {
             return self.err(range, "lu() missing required argument 'A'");
         };
-        let get_infos = match bound[2].map(|e| &e.kind) {
-            None | Some(ExprKind::False) => false,
-            Some(ExprKind::True) => true,
-            Some(_) => {
-                return self.err(
-                    range,
-                    "lu(): 'get_infos' must be a constant True or False in TorchScript",
-                )
-            }
-        };
+        let get_infos = self.constant_flag(range, "lu", "get_infos", bound[2])?;
         let mut pos = vec![NamedValue::pos(self.emit_expr(a, None)?)];
         if let Some(p) = bound[1] {
             pos.push(NamedValue::pos(self.emit_expr(p, None)?));
@@ -967,28 +937,17 @@ impl FunctionEmitter<'_> {
         Ok(self.g.insert_tuple(&elems[..n]))
     }
 
-    /// `torch.unique(input, sorted, return_inverse, return_counts, dim)` and
-    /// `torch.unique_consecutive(input, return_inverse, return_counts, dim)`: Python functions
-    /// that TorchScript compiles by boolean dispatch on the constant flags, so the result is the
-    /// values alone or a tuple with the inverse and/or counts; they call `aten::_unique2`,
-    /// `aten::unique_dim` or `aten::unique_consecutive`, which always return three tensors.
-    fn emit_unique_call(
-        &mut self,
+    /// Binds the positional and keyword arguments of a call to the Python function `fname`,
+    /// whose parameters are `params`, the way Python does: one slot per parameter, `None` where
+    /// the caller gave nothing; too many, unknown or repeated arguments are Python's errors.
+    fn bind_python_args<'e>(
+        &self,
         range: &SourceRange,
-        consecutive: bool,
-        args: &[Expr],
-        kwargs: &[(Ident, Expr)],
-    ) -> CResult<ValueId> {
-        let params: &[&str] = if consecutive {
-            &["input", "return_inverse", "return_counts", "dim"]
-        } else {
-            &["input", "sorted", "return_inverse", "return_counts", "dim"]
-        };
-        let fname = if consecutive {
-            "unique_consecutive"
-        } else {
-            "unique"
-        };
+        fname: &str,
+        params: &[&str],
+        args: &'e [Expr],
+        kwargs: &'e [(Ident, Expr)],
+    ) -> CResult<Vec<Option<&'e Expr>>> {
         if args.len() > params.len() {
             return self.err(
                 range,
@@ -1014,6 +973,51 @@ impl FunctionEmitter<'_> {
             }
             bound[i] = Some(v);
         }
+        Ok(bound)
+    }
+
+    /// A flag that selects the result's shape at compile time (boolean dispatch): absent or the
+    /// literal `False` is false, `True` is true, anything else is an error.
+    fn constant_flag(
+        &self,
+        range: &SourceRange,
+        fname: &str,
+        param: &str,
+        arg: Option<&Expr>,
+    ) -> CResult<bool> {
+        match arg.map(|e| &e.kind) {
+            None | Some(ExprKind::False) => Ok(false),
+            Some(ExprKind::True) => Ok(true),
+            Some(_) => self.err(
+                range,
+                format!("{fname}(): '{param}' must be a constant True or False in TorchScript"),
+            ),
+        }
+    }
+
+    /// `torch.unique(input, sorted, return_inverse, return_counts, dim)` and
+    /// `torch.unique_consecutive(input, return_inverse, return_counts, dim)`: Python functions
+    /// that TorchScript compiles by boolean dispatch on the constant flags, so the result is the
+    /// values alone or a tuple with the inverse and/or counts; they call `aten::_unique2`,
+    /// `aten::unique_dim` or `aten::unique_consecutive`, which always return three tensors.
+    fn emit_unique_call(
+        &mut self,
+        range: &SourceRange,
+        consecutive: bool,
+        args: &[Expr],
+        kwargs: &[(Ident, Expr)],
+    ) -> CResult<ValueId> {
+        let params: &[&str] = if consecutive {
+            &["input", "return_inverse", "return_counts", "dim"]
+        } else {
+            &["input", "sorted", "return_inverse", "return_counts", "dim"]
+        };
+        let fname = if consecutive {
+            "unique_consecutive"
+        } else {
+            "unique"
+        };
+        let bound = self.bind_python_args(range, fname, params, args, kwargs)?;
         let Some(input) = bound[0] else {
             return self.err(
                 range,
@@ -1021,18 +1025,8 @@ impl FunctionEmitter<'_> {
             );
         };
         let at = |p: &str| params.iter().position(|q| *q == p).and_then(|i| bound[i]);
-        let flag = |this: &Self, p: &str| -> CResult<bool> {
-            match at(p).map(|e| &e.kind) {
-                None | Some(ExprKind::False) => Ok(false),
-                Some(ExprKind::True) => Ok(true),
-                Some(_) => this.err(
-                    range,
-                    format!("{fname}(): '{p}' must be a constant True or False in TorchScript"),
-                ),
-            }
-        };
-        let inverse = flag(self, "return_inverse")?;
-        let counts = flag(self, "return_counts")?;
+        let inverse = self.constant_flag(range, fname, "return_inverse", at("return_inverse"))?;
+        let counts = self.constant_flag(range, fname, "return_counts", at("return_counts"))?;
         let dim = at("dim").filter(|e| !matches!(e.kind, ExprKind::None));
         let input = self.emit_expr(input, None)?;
         let mut kw = Vec::new();
