@@ -122,8 +122,38 @@ fn weight_ints(w: &Tensor, n: usize, what: &str) -> Result<(Vec<i32>, Vec<f64>)>
     Ok((ints, scales))
 }
 
-/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in `i32`.
-fn int_gemm_nt(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Vec<i32> {
+/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in (wrapping) `i32`: through the float GEMM when a
+/// float type computes it exactly (see [`exact_float_kind`]), else the direct loop.
+fn int_gemm_nt(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Result<Vec<i32>> {
+    if m == 0 || n == 0 || k == 0 {
+        return Ok(vec![0i32; m * n]);
+    }
+    macro_rules! via {
+        ($T:ty) => {{
+            let at = Tensor::from_vec(
+                a.iter().map(|&v| v as $T).collect::<Vec<_>>(),
+                &[m as i64, k as i64],
+            )?;
+            let bt = Tensor::from_vec(
+                b.iter().map(|&v| v as $T).collect::<Vec<_>>(),
+                &[n as i64, k as i64],
+            )?;
+            at.mm(&bt.t()?)?
+                .to_vec::<$T>()
+                .into_iter()
+                .map(|v| wrap_i32(v as f64))
+                .collect()
+        }};
+    }
+    Ok(match exact_float_kind(a, b, n) {
+        Some(ExactFloat::F32) => via!(f32),
+        Some(ExactFloat::F64) => via!(f64),
+        None => int_gemm_nt_direct(a, m, k, b, n),
+    })
+}
+
+/// [`int_gemm_nt`] by the direct loop (the reference, and the path for very large sums).
+fn int_gemm_nt_direct(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Vec<i32> {
     let mut out = vec![0i32; m * n];
     for i in 0..m {
         let ar = &a[i * k..(i + 1) * k];
@@ -173,7 +203,7 @@ pub fn qlinear(
     let (m, out_sizes) = rows(x, k, n, what)?;
     let (wi, ws) = weight_ints(w, n, what)?;
     let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
-    let acc = int_gemm_nt(&xi, m, k, &wi, n);
+    let acc = int_gemm_nt(&xi, m, k, &wi, n)?;
     let rq = Requant::new(
         xs,
         &ws,
@@ -231,7 +261,7 @@ pub fn qlinear_dynamic(
         .iter()
         .map(|&v| (quantize_val(v, inv, zp, 0, 255) - zp) as i32)
         .collect();
-    let acc = int_gemm_nt(&xi, m, k, &wi, n);
+    let acc = int_gemm_nt(&xi, m, k, &wi, n)?;
     let out: Vec<f32> = acc
         .iter()
         .enumerate()
@@ -313,8 +343,142 @@ pub fn qconv2d(
         (out_scale, out_zero_point, xq.dtype),
         relu,
     );
-    let ocg = oc / g;
-    let mut vals = vec![0i64; nb * oc * oh * ow];
+    let geo = ConvGeometry {
+        nb,
+        ic,
+        h,
+        wd,
+        oc,
+        icg,
+        kh,
+        kw,
+        oh,
+        ow,
+    };
+    let acc = match exact_float_kind(&xi, &wi, oc) {
+        Some(kind) => conv_acc_float(&xi, &wi, &geo, p, kind)?,
+        None => conv_acc_direct(&xi, &wi, &geo, p),
+    };
+    let plane = oh * ow;
+    let vals: Vec<i64> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| rq.apply(a, (i / plane.max(1)) % oc))
+        .collect();
+    from_int_values(
+        &vals,
+        &[nb as i64, oc as i64, oh as i64, ow as i64],
+        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
+    )
+}
+
+/// Sizes of a quantized 2-d convolution: input `[nb, ic, h, wd]`, weight `[oc, icg, kh, kw]`,
+/// output planes `oh x ow`.
+#[derive(Clone, Copy)]
+struct ConvGeometry {
+    nb: usize,
+    ic: usize,
+    h: usize,
+    wd: usize,
+    oc: usize,
+    icg: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+}
+
+/// Which float type computes an integer product exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ExactFloat {
+    F32,
+    F64,
+}
+
+/// The float type whose kernels give the exact integer accumulators of `x @ w^T`-shaped sums
+/// (`w` holds `rows` rows): every partial sum, in any order, is bounded by
+/// `max |x| * max_row sum |w|`, so `f32` is exact below 2^24 and `f64` below 2^53; `None`
+/// beyond (the direct `i32` loop then runs).
+fn exact_float_kind(x: &[i32], w: &[i32], rows: usize) -> Option<ExactFloat> {
+    let xmax = x.iter().map(|v| v.unsigned_abs() as u64).max().unwrap_or(0);
+    let per = w.len() / rows.max(1);
+    let wrow = w
+        .chunks(per.max(1))
+        .map(|r| r.iter().map(|v| v.unsigned_abs() as u64).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let bound = xmax.checked_mul(wrow)?;
+    if bound < 1 << 24 {
+        Some(ExactFloat::F32)
+    } else if bound < 1 << 53 {
+        Some(ExactFloat::F64)
+    } else {
+        None
+    }
+}
+
+/// An exact float result back to FBGEMM's wrapping `i32` accumulator.
+fn wrap_i32(v: f64) -> i32 {
+    v as i64 as i32
+}
+
+/// The convolution's accumulators `[nb, oc, oh, ow]` through the float convolution kernels
+/// (tiled im2col + GEMM, depthwise), exact by [`exact_float_kind`]'s bound.
+fn conv_acc_float(
+    xi: &[i32],
+    wi: &[i32],
+    g: &ConvGeometry,
+    p: &QConvParams,
+    kind: ExactFloat,
+) -> Result<Vec<i32>> {
+    let xs = [g.nb, g.ic, g.h, g.wd].map(|v| v as i64);
+    let wsz = [g.oc, g.icg, g.kh, g.kw].map(|v| v as i64);
+    let (x, w) = match kind {
+        ExactFloat::F32 => (
+            Tensor::from_vec(xi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)?,
+            Tensor::from_vec(wi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &wsz)?,
+        ),
+        ExactFloat::F64 => (
+            Tensor::from_vec(xi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &xs)?,
+            Tensor::from_vec(wi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &wsz)?,
+        ),
+    };
+    let y = crate::ops::conv::conv2d(
+        &x,
+        &w,
+        None,
+        &p.stride.map(|v| v as i64),
+        &crate::ops::conv::ConvPadding::Explicit(p.padding.map(|v| v as i64).to_vec()),
+        &p.dilation.map(|v| v as i64),
+        p.groups as i64,
+    )?;
+    Ok(match kind {
+        ExactFloat::F32 => y
+            .to_vec::<f32>()
+            .into_iter()
+            .map(|v| wrap_i32(v as f64))
+            .collect(),
+        ExactFloat::F64 => y.to_vec::<f64>().into_iter().map(wrap_i32).collect(),
+    })
+}
+
+/// The convolution's accumulators `[nb, oc, oh, ow]` by the direct `i32` loop (the reference,
+/// and the path for sums too large for an exact float kernel).
+fn conv_acc_direct(xi: &[i32], wi: &[i32], g: &ConvGeometry, p: &QConvParams) -> Vec<i32> {
+    let ConvGeometry {
+        nb,
+        ic,
+        h,
+        wd,
+        oc,
+        icg,
+        kh,
+        kw,
+        oh,
+        ow,
+    } = *g;
+    let ocg = oc / p.groups;
+    let mut out = vec![0i32; nb * oc * oh * ow];
     for n in 0..nb {
         for o in 0..oc {
             let grp = o / ocg;
@@ -343,16 +507,12 @@ pub fn qconv2d(
                             }
                         }
                     }
-                    vals[((n * oc + o) * oh + y) * ow + xo] = rq.apply(acc, o);
+                    out[((n * oc + o) * oh + y) * ow + xo] = acc;
                 }
             }
         }
     }
-    from_int_values(
-        &vals,
-        &[nb as i64, oc as i64, oh as i64, ow as i64],
-        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
-    )
+    out
 }
 
 /// Dequantized values of a per-tensor quantized tensor (`q * s + (-zp * s)`, fused).
@@ -647,4 +807,101 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
         }
     }
     from_int_values(&vals, &out_shape(x, oh, ow), (**q).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic integers in `[-span, span]`.
+    fn ints(len: usize, span: i32, seed: u64) -> Vec<i32> {
+        let mut s = seed;
+        (0..len)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 33) % (2 * span as u64 + 1)) as i32 - span
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_kind_follows_the_bound() {
+        assert_eq!(
+            exact_float_kind(&[255, -3], &[1; 8], 2),
+            Some(ExactFloat::F32)
+        );
+        assert_eq!(
+            exact_float_kind(&[255], &[255; 2048], 1),
+            Some(ExactFloat::F64)
+        );
+        assert_eq!(exact_float_kind(&[i32::MIN], &[i32::MIN; 4], 1), None);
+        assert_eq!(exact_float_kind(&[], &[], 0), Some(ExactFloat::F32));
+    }
+
+    #[test]
+    fn float_gemm_accumulators_match_the_integer_loop() {
+        // Shapes around every vector width; small values take f32, large ones f64.
+        for (m, k, n) in [(1, 1, 1), (3, 17, 5), (1, 300, 33), (17, 64, 16), (9, 1000, 7)] {
+            for span in [3, 255] {
+                let a = ints(m * k, span, 1);
+                let b = ints(n * k, span, 2);
+                let got = int_gemm_nt(&a, m, k, &b, n).unwrap();
+                assert_eq!(got, int_gemm_nt_direct(&a, m, k, &b, n), "{m}x{k}x{n}");
+            }
+        }
+        assert!(int_gemm_nt(&[], 0, 4, &[1; 8], 2).unwrap().is_empty());
+        assert_eq!(int_gemm_nt(&[], 2, 0, &[], 3).unwrap(), vec![0; 6]);
+    }
+
+    #[test]
+    fn float_conv_accumulators_match_the_integer_loop() {
+        // (ic, oc, groups, h, w, k, stride, pad, dilation): dense, grouped, depthwise (with a
+        // channel multiplier), strided, dilated, padding wider than the kernel reach.
+        for (ic, oc, groups, h, w, k, s, pd, d) in [
+            (3, 4, 1, 7, 9, 3, 1, 1, 1),
+            (4, 6, 2, 8, 8, 3, 2, 1, 1),
+            (5, 5, 5, 9, 6, 3, 1, 1, 1),
+            (4, 8, 4, 7, 7, 3, 2, 1, 1),
+            (6, 3, 1, 6, 6, 1, 1, 0, 1),
+            (2, 3, 1, 9, 5, 2, 1, 3, 2),
+            (3, 2, 1, 4, 3, 3, 1, 5, 2),
+        ] {
+            for span in [4, 255] {
+                let g = ConvGeometry {
+                    nb: 2,
+                    ic,
+                    h,
+                    wd: w,
+                    oc,
+                    icg: ic / groups,
+                    kh: k,
+                    kw: k,
+                    oh: conv_out(h, k, s, pd, d).unwrap(),
+                    ow: conv_out(w, k, s, pd, d).unwrap(),
+                };
+                let p = QConvParams {
+                    stride: [s; 2],
+                    padding: [pd; 2],
+                    dilation: [d; 2],
+                    groups,
+                };
+                let x = ints(2 * ic * h * w, span, 3);
+                let wt = ints(oc * (ic / groups) * k * k, span.min(128), 4);
+                let want = conv_acc_direct(&x, &wt, &g, &p);
+                for kind in [ExactFloat::F32, ExactFloat::F64] {
+                    if kind == ExactFloat::F32 && exact_float_kind(&x, &wt, oc) != Some(kind) {
+                        continue;
+                    }
+                    let got = conv_acc_float(&x, &wt, &g, &p, kind).unwrap();
+                    assert_eq!(got, want, "{ic} {oc} {groups} {h}x{w} k{k} {kind:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wrapping_matches_i32_overflow() {
+        assert_eq!(wrap_i32(2f64.powi(31)), i32::MIN);
+        assert_eq!(wrap_i32(-5.0), -5);
+    }
 }
