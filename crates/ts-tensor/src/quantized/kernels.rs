@@ -13,6 +13,7 @@ use super::{
     choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp, QDType,
     QScheme, Quantizer,
 };
+use super::weight_cache::{self, PreparedWeight};
 use crate::{Error, Result, Tensor};
 
 /// Stride, padding, dilation and groups of a quantized 2-d convolution.
@@ -122,33 +123,43 @@ fn weight_ints(w: &Tensor, n: usize, what: &str) -> Result<(Vec<i32>, Vec<f64>)>
     Ok((ints, scales))
 }
 
-/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in (wrapping) `i32`: through the float GEMM when a
-/// float type computes it exactly (see [`exact_float_kind`]), else the direct loop.
+/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in (wrapping) `i32` (tests: the prepared form below
+/// is what layers use).
+#[cfg(test)]
 fn int_gemm_nt(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Result<Vec<i32>> {
+    int_gemm_prepared(a, m, k, &PreparedWeight::new(b.to_vec(), Vec::new(), n), n)
+}
+
+/// `acc[m][n] = sum_k a[m][k] * w[n][k]` in (wrapping) `i32`: through the float GEMM when a
+/// float type computes it exactly (see [`kind_for`]), else the direct loop.
+fn int_gemm_prepared(
+    a: &[i32],
+    m: usize,
+    k: usize,
+    w: &PreparedWeight,
+    n: usize,
+) -> Result<Vec<i32>> {
     if m == 0 || n == 0 || k == 0 {
         return Ok(vec![0i32; m * n]);
     }
+    let wsz = [n as i64, k as i64];
     macro_rules! via {
-        ($T:ty) => {{
+        ($T:ty, $wt:expr) => {{
             let at = Tensor::from_vec(
                 a.iter().map(|&v| v as $T).collect::<Vec<_>>(),
                 &[m as i64, k as i64],
             )?;
-            let bt = Tensor::from_vec(
-                b.iter().map(|&v| v as $T).collect::<Vec<_>>(),
-                &[n as i64, k as i64],
-            )?;
-            at.mm(&bt.t()?)?
+            at.mm(&$wt.t()?)?
                 .to_vec::<$T>()
                 .into_iter()
                 .map(|v| wrap_i32(v as f64))
                 .collect()
         }};
     }
-    Ok(match exact_float_kind(a, b, n) {
-        Some(ExactFloat::F32) => via!(f32),
-        Some(ExactFloat::F64) => via!(f64),
-        None => int_gemm_nt_direct(a, m, k, b, n),
+    Ok(match kind_for(abs_max(a), w.row_l1) {
+        Some(ExactFloat::F32) => via!(f32, w.as_f32(&wsz)?),
+        Some(ExactFloat::F64) => via!(f64, w.as_f64(&wsz)?),
+        None => int_gemm_nt_direct(a, m, k, &w.ints, n),
     })
 }
 
@@ -201,12 +212,12 @@ pub fn qlinear(
     }
     let (n, k) = (wsz[0] as usize, wsz[1] as usize);
     let (m, out_sizes) = rows(x, k, n, what)?;
-    let (wi, ws) = weight_ints(w, n, what)?;
+    let pw = weight_cache::prepared(w, n, what, || weight_ints(w, n, what))?;
     let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
-    let acc = int_gemm_nt(&xi, m, k, &wi, n)?;
+    let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let rq = Requant::new(
         xs,
-        &ws,
+        &pw.scales,
         bias_values(bias, n, what)?,
         (out_scale, out_zero_point, xq.dtype),
         relu,
@@ -244,7 +255,7 @@ pub fn qlinear_dynamic(
     }
     let (n, k) = (wsz[0] as usize, wsz[1] as usize);
     let (m, out_sizes) = rows(x, k, n, what)?;
-    let (wi, ws) = weight_ints(w, n, what)?;
+    let pw = weight_cache::prepared(w, n, what, || weight_ints(w, n, what))?;
     let bias = bias_values(bias, n, what)?;
     let xv = x.to_vec::<f32>();
     let (mut min, mut max) = (0.0f32, 0.0f32);
@@ -261,13 +272,13 @@ pub fn qlinear_dynamic(
         .iter()
         .map(|&v| (quantize_val(v, inv, zp, 0, 255) - zp) as i32)
         .collect();
-    let acc = int_gemm_nt(&xi, m, k, &wi, n)?;
+    let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let out: Vec<f32> = acc
         .iter()
         .enumerate()
         .map(|(i, &a)| {
             let c = i % n;
-            let mut v = scale * ws[c] as f32 * a as f32;
+            let mut v = scale * pw.scales[c] as f32 * a as f32;
             if let Some(b) = &bias {
                 v += b[c];
             }
@@ -334,11 +345,11 @@ pub fn qconv2d(
             xsz.as_slice()
         )));
     };
-    let (wi, ws) = weight_ints(w, oc, what)?;
+    let pw = weight_cache::prepared(w, oc, what, || weight_ints(w, oc, what))?;
     let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
     let rq = Requant::new(
         xs,
-        &ws,
+        &pw.scales,
         bias_values(bias, oc, what)?,
         (out_scale, out_zero_point, xq.dtype),
         relu,
@@ -355,9 +366,11 @@ pub fn qconv2d(
         oh,
         ow,
     };
-    let acc = match exact_float_kind(&xi, &wi, oc) {
-        Some(kind) => conv_acc_float(&xi, &wi, &geo, p, kind)?,
-        None => conv_acc_direct(&xi, &wi, &geo, p),
+    let wsz = [oc, icg, kh, kw].map(|v| v as i64);
+    let acc = match kind_for(abs_max(&xi), pw.row_l1) {
+        Some(ExactFloat::F32) => conv_acc_float(&xi, &pw.as_f32(&wsz)?, &geo, p)?,
+        Some(ExactFloat::F64) => conv_acc_float(&xi, &pw.as_f64(&wsz)?, &geo, p)?,
+        None => conv_acc_direct(&xi, &pw.ints, &geo, p),
     };
     let plane = oh * ow;
     let vals: Vec<i64> = acc
@@ -395,19 +408,12 @@ enum ExactFloat {
     F64,
 }
 
-/// The float type whose kernels give the exact integer accumulators of `x @ w^T`-shaped sums
-/// (`w` holds `rows` rows): every partial sum, in any order, is bounded by
-/// `max |x| * max_row sum |w|`, so `f32` is exact below 2^24 and `f64` below 2^53; `None`
-/// beyond (the direct `i32` loop then runs).
-fn exact_float_kind(x: &[i32], w: &[i32], rows: usize) -> Option<ExactFloat> {
-    let xmax = x.iter().map(|v| v.unsigned_abs() as u64).max().unwrap_or(0);
-    let per = w.len() / rows.max(1);
-    let wrow = w
-        .chunks(per.max(1))
-        .map(|r| r.iter().map(|v| v.unsigned_abs() as u64).sum::<u64>())
-        .max()
-        .unwrap_or(0);
-    let bound = xmax.checked_mul(wrow)?;
+/// The float type whose kernels give the exact integer accumulators of sums
+/// `sum_k x[k] * w[r][k]`: every partial sum, in any order, is bounded by
+/// `max |x| * max_r sum_k |w[r][k]|` (`x_max * row_l1`), so `f32` is exact below 2^24 and `f64`
+/// below 2^53; `None` beyond (the direct `i32` loop then runs).
+fn kind_for(x_max: u64, row_l1: u64) -> Option<ExactFloat> {
+    let bound = x_max.checked_mul(row_l1)?;
     if bound < 1 << 24 {
         Some(ExactFloat::F32)
     } else if bound < 1 << 53 {
@@ -417,35 +423,33 @@ fn exact_float_kind(x: &[i32], w: &[i32], rows: usize) -> Option<ExactFloat> {
     }
 }
 
+/// `max |v|` (0 when empty).
+fn abs_max(v: &[i32]) -> u64 {
+    v.iter().map(|v| v.unsigned_abs() as u64).max().unwrap_or(0)
+}
+
 /// An exact float result back to FBGEMM's wrapping `i32` accumulator.
 fn wrap_i32(v: f64) -> i32 {
     v as i64 as i32
 }
 
 /// The convolution's accumulators `[nb, oc, oh, ow]` through the float convolution kernels
-/// (tiled im2col + GEMM, depthwise), exact by [`exact_float_kind`]'s bound.
-fn conv_acc_float(
-    xi: &[i32],
-    wi: &[i32],
-    g: &ConvGeometry,
-    p: &QConvParams,
-    kind: ExactFloat,
-) -> Result<Vec<i32>> {
+/// (tiled im2col + GEMM, depthwise) with `w`, the weight's `w - zp` as `f32` or `f64` (the
+/// input is converted to the same type), exact by [`kind_for`]'s bound.
+fn conv_acc_float(xi: &[i32], w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> Result<Vec<i32>> {
     let xs = [g.nb, g.ic, g.h, g.wd].map(|v| v as i64);
-    let wsz = [g.oc, g.icg, g.kh, g.kw].map(|v| v as i64);
-    let (x, w) = match kind {
-        ExactFloat::F32 => (
-            Tensor::from_vec(xi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)?,
-            Tensor::from_vec(wi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &wsz)?,
-        ),
-        ExactFloat::F64 => (
-            Tensor::from_vec(xi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &xs)?,
-            Tensor::from_vec(wi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &wsz)?,
-        ),
+    let kind = if w.dtype() == crate::DType::Float64 {
+        ExactFloat::F64
+    } else {
+        ExactFloat::F32
+    };
+    let x = match kind {
+        ExactFloat::F32 => Tensor::from_vec(xi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)?,
+        ExactFloat::F64 => Tensor::from_vec(xi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &xs)?,
     };
     let y = crate::ops::conv::conv2d(
         &x,
-        &w,
+        w,
         None,
         &p.stride.map(|v| v as i64),
         &crate::ops::conv::ConvPadding::Explicit(p.padding.map(|v| v as i64).to_vec()),
@@ -826,16 +830,14 @@ mod tests {
 
     #[test]
     fn exact_kind_follows_the_bound() {
-        assert_eq!(
-            exact_float_kind(&[255, -3], &[1; 8], 2),
-            Some(ExactFloat::F32)
-        );
-        assert_eq!(
-            exact_float_kind(&[255], &[255; 2048], 1),
-            Some(ExactFloat::F64)
-        );
-        assert_eq!(exact_float_kind(&[i32::MIN], &[i32::MIN; 4], 1), None);
-        assert_eq!(exact_float_kind(&[], &[], 0), Some(ExactFloat::F32));
+        assert_eq!(kind_for(255, 8), Some(ExactFloat::F32));
+        assert_eq!(kind_for(1 << 12, 1 << 12), Some(ExactFloat::F64));
+        assert_eq!(kind_for(255, 255 * 2048), Some(ExactFloat::F64));
+        assert_eq!(kind_for(1 << 31, 1 << 31), None);
+        assert_eq!(kind_for(u64::MAX, 2), None);
+        assert_eq!(kind_for(0, 0), Some(ExactFloat::F32));
+        assert_eq!(abs_max(&[3, i32::MIN, 7]), 1 << 31);
+        assert_eq!(PreparedWeight::new(vec![1, -2, 3, -4], vec![], 2).row_l1, 7);
     }
 
     #[test]
@@ -888,12 +890,16 @@ mod tests {
                 let x = ints(2 * ic * h * w, span, 3);
                 let wt = ints(oc * (ic / groups) * k * k, span.min(128), 4);
                 let want = conv_acc_direct(&x, &wt, &g, &p);
-                for kind in [ExactFloat::F32, ExactFloat::F64] {
-                    if kind == ExactFloat::F32 && exact_float_kind(&x, &wt, oc) != Some(kind) {
-                        continue;
-                    }
-                    let got = conv_acc_float(&x, &wt, &g, &p, kind).unwrap();
-                    assert_eq!(got, want, "{ic} {oc} {groups} {h}x{w} k{k} {kind:?}");
+                let pw = PreparedWeight::new(wt.clone(), vec![], oc);
+                let wsz = [oc, ic / groups, k, k].map(|v| v as i64);
+                let mut weights = vec![pw.as_f64(&wsz).unwrap()];
+                if kind_for(abs_max(&x), pw.row_l1) == Some(ExactFloat::F32) {
+                    weights.push(pw.as_f32(&wsz).unwrap());
+                }
+                for wf in weights {
+                    let got = conv_acc_float(&x, &wf, &g, &p).unwrap();
+                    let dt = wf.dtype();
+                    assert_eq!(got, want, "{ic} {oc} {groups} {h}x{w} k{k} {dt:?}");
                 }
             }
         }
