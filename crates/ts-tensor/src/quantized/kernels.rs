@@ -9,11 +9,11 @@
 //! Elementwise operators dequantize (`q * s + (-zp * s)`, one rounding), compute in `f32` and
 //! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
 
+use super::weight_cache::{self, PreparedWeight};
 use super::{
     choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp, QDType,
     QScheme, Quantizer,
 };
-use super::weight_cache::{self, PreparedWeight};
 use crate::{Error, Result, Tensor};
 
 /// Stride, padding, dilation and groups of a quantized 2-d convolution.
@@ -822,7 +822,9 @@ mod tests {
         let mut s = seed;
         (0..len)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((s >> 33) % (2 * span as u64 + 1)) as i32 - span
             })
             .collect()
@@ -843,7 +845,13 @@ mod tests {
     #[test]
     fn float_gemm_accumulators_match_the_integer_loop() {
         // Shapes around every vector width; small values take f32, large ones f64.
-        for (m, k, n) in [(1, 1, 1), (3, 17, 5), (1, 300, 33), (17, 64, 16), (9, 1000, 7)] {
+        for (m, k, n) in [
+            (1, 1, 1),
+            (3, 17, 5),
+            (1, 300, 33),
+            (17, 64, 16),
+            (9, 1000, 7),
+        ] {
             for span in [3, 255] {
                 let a = ints(m * k, span, 1);
                 let b = ints(n * k, span, 2);

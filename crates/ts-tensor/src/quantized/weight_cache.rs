@@ -150,7 +150,10 @@ mod tests {
         assert_eq!(a.row_l1, 20);
         let b = prepared(&w, 2, "t", || panic!("prepared twice")).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
-        assert_eq!(b.as_f32(&[2, 2]).unwrap().to_vec::<f32>(), vec![5.0, -10.0, 20.0, 0.0]);
+        assert_eq!(
+            b.as_f32(&[2, 2]).unwrap().to_vec::<f32>(),
+            vec![5.0, -10.0, 20.0, 0.0]
+        );
         // An in-place write bumps the version: the entry no longer matches.
         w.storage().bump_version();
         let c = prepared(&w, 2, "t", || Ok((vec![1, 1, 1, 1], vec![1.0, 1.0]))).unwrap();
