@@ -3,6 +3,7 @@
 //! A [`Tensor`] is a reference type: cloning the handle aliases. Views share a [`Storage`];
 //! in-place operations write through views and are visible through every alias.
 
+pub(crate) mod buffer_cache;
 #[macro_use]
 pub(crate) mod cpu;
 pub mod aten_format;

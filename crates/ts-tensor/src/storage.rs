@@ -1,6 +1,6 @@
 //! Reference-counted, untyped tensor memory shared by every view of it.
 
-use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, alloc_zeroed, Layout};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -29,8 +29,8 @@ impl Drop for StorageImpl {
     fn drop(&mut self) {
         if self.owner.is_none() && self.layout.size() != 0 {
             // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` or `alloc(self.layout)`
-            // and is freed only here.
-            unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
+            // (possibly through the buffer cache) and is released only here.
+            unsafe { crate::buffer_cache::give(self.ptr, self.layout) };
         }
     }
 }
@@ -78,6 +78,12 @@ impl Storage {
         let ptr = if layout.size() == 0 {
             // A dangling, aligned pointer: never dereferenced because the size is 0.
             NonNull::new(ALIGN as *mut u8).ok_or_else(oom)?
+        } else if let Some(p) = crate::buffer_cache::take(layout) {
+            if zero {
+                // SAFETY: the cached block holds `layout.size()` bytes and is ours alone.
+                unsafe { std::ptr::write_bytes(p.as_ptr(), 0, layout.size()) };
+            }
+            p
         } else {
             // SAFETY: the layout has a non-zero size. Zeroed allocation lets the system hand out
             // fresh zero pages without writing them; uninitialized memory is only handed to

@@ -10,8 +10,10 @@ use std::ops::{Add, Mul};
 
 use rayon::prelude::*;
 
-/// Multiply-adds under which a product runs on one thread.
-const PARALLEL_WORK: usize = 48 * 48 * 48;
+/// Multiply-adds under which a product runs on one thread: splitting costs a rayon fork-join
+/// (a few microseconds), which below about a million multiply-adds (~8 us on one core at peak)
+/// made two threads slower than one on small layers (a training step's MLP, attention heads).
+pub(crate) const PARALLEL_WORK: usize = 1 << 20;
 
 /// One register-blocked micro-kernel and the cache blocking that suits it.
 #[derive(Clone, Copy)]
@@ -827,13 +829,14 @@ mod tests {
 
     #[test]
     fn large_blocks_scales_and_transposes_match() {
-        // Deeper than KC, wider than MC rows of one block, both thread splits.
+        // Deeper than KC, wider than MC rows of one block, both thread splits (every product
+        // is above `PARALLEL_WORK`).
         for &(m, n, k) in &[
             (250, 70, 400),
             (30, 300, 257),
-            (13, 3100, 9),
+            (13, 3100, 29),
             (241, 241, 193),
-            (17, 50, 1100),
+            (17, 70, 1100),
         ] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                 check::<f32>(m, n, k, ta, tb, false, 0.5, 2.0, true, |v| v as f32, 1e-5);

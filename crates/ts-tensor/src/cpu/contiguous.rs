@@ -73,3 +73,17 @@ pub(crate) fn map_rows<T: Element, U: Element>(
         })
     })?
 }
+
+/// A fresh contiguous tensor whose elements are NOT initialized, for kernels that write every
+/// element before the tensor is returned (a convolution's output): skips the zero fill, a
+/// serial memset of the whole buffer.
+pub(crate) fn uninit_contiguous(shape: &[i64], dt: crate::DType) -> Result<Tensor> {
+    let numel: usize = shape.iter().map(|&s| s.max(0) as usize).product();
+    let mut strides = vec![1i64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1].max(1);
+    }
+    let storage =
+        crate::storage::Storage::uninit(numel.saturating_mul(dt.size()), crate::Device::Cpu)?;
+    Tensor::from_parts(storage, shape, &strides, 0, dt)
+}

@@ -432,9 +432,10 @@ mod tests {
         .unwrap();
         let w = Tensor::from_vec(ws.clone(), &[ws.len() as i64]).unwrap();
         let b = Tensor::from_vec(bs.clone(), &[s.o as i64]).unwrap();
-        let out = Tensor::zeros(
+        // NaN-filled: every element must be written (the real output is uninitialized).
+        let out = Tensor::from_vec(
+            vec![f64::NAN; s.n * s.o * g.oh * g.ow],
             &[s.n as i64, s.o as i64, g.oh as i64, g.ow as i64],
-            crate::DType::Float64,
         )
         .unwrap();
         conv2d_tiled::<f64>(&x, &w, with_bias.then_some(&b), s, &out, threads).unwrap();

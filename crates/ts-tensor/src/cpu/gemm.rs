@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::tensor::TensorMeta;
 
 /// Work (in multiply-adds) under which one product runs on a single thread.
-const SERIAL_WORK: usize = 64 * 64 * 64;
+const SERIAL_WORK: usize = crate::cpu::blocked_gemm::PARALLEL_WORK;
 
 /// A raw pointer that may cross threads; each task writes a disjoint batch slice.
 #[derive(Clone, Copy)]
@@ -83,7 +83,11 @@ pub(crate) fn gemm_batched(
     }
     let (d, l, r) = (Operand::of(dst), Operand::of(a), Operand::of(b));
     let work = m.saturating_mul(n).saturating_mul(k.max(1));
-    let split_batches = batch > 1 && work < SERIAL_WORK * 8 && threads > 1;
+    // Batches go to threads when each is small but all together are worth a fork-join.
+    let split_batches = batch > 1
+        && work < SERIAL_WORK * 8
+        && threads > 1
+        && work.saturating_mul(batch) >= SERIAL_WORK;
     let inner = if split_batches || work < SERIAL_WORK || threads <= 1 {
         Parallelism::None
     } else {

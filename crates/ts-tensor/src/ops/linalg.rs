@@ -37,7 +37,7 @@ fn wrapping_gemm(a: &[i64], b: &[i64], batch: usize, m: usize, k: usize, n: usiz
     if n == 0 {
         return c;
     }
-    c.par_chunks_mut(n).enumerate().for_each(|(row, out)| {
+    let one = |(row, out): (usize, &mut [i64])| {
         let bi = row / m.max(1);
         let i = row % m.max(1);
         for kk in 0..k {
@@ -47,7 +47,13 @@ fn wrapping_gemm(a: &[i64], b: &[i64], batch: usize, m: usize, k: usize, n: usiz
                 *o = o.wrapping_add(av.wrapping_mul(bv));
             }
         }
-    });
+    };
+    let work = batch.saturating_mul(m).saturating_mul(n).saturating_mul(k);
+    if work >= crate::cpu::blocked_gemm::PARALLEL_WORK {
+        c.par_chunks_mut(n).enumerate().for_each(one);
+    } else {
+        c.chunks_mut(n).enumerate().for_each(one);
+    }
     c
 }
 

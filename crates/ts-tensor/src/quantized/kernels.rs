@@ -9,6 +9,7 @@
 //! Elementwise operators dequantize (`q * s + (-zp * s)`, one rounding), compute in `f32` and
 //! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
 
+use super::weight_cache::{self, PreparedWeight};
 use super::{
     choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp, QDType,
     QScheme, Quantizer,
@@ -122,8 +123,48 @@ fn weight_ints(w: &Tensor, n: usize, what: &str) -> Result<(Vec<i32>, Vec<f64>)>
     Ok((ints, scales))
 }
 
-/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in `i32`.
-fn int_gemm_nt(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Vec<i32> {
+/// `acc[m][n] = sum_k a[m][k] * b[n][k]` in (wrapping) `i32` (tests: the prepared form below
+/// is what layers use).
+#[cfg(test)]
+fn int_gemm_nt(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Result<Vec<i32>> {
+    int_gemm_prepared(a, m, k, &PreparedWeight::new(b.to_vec(), Vec::new(), n), n)
+}
+
+/// `acc[m][n] = sum_k a[m][k] * w[n][k]` in (wrapping) `i32`: through the float GEMM when a
+/// float type computes it exactly (see [`kind_for`]), else the direct loop.
+fn int_gemm_prepared(
+    a: &[i32],
+    m: usize,
+    k: usize,
+    w: &PreparedWeight,
+    n: usize,
+) -> Result<Vec<i32>> {
+    if m == 0 || n == 0 || k == 0 {
+        return Ok(vec![0i32; m * n]);
+    }
+    let wsz = [n as i64, k as i64];
+    macro_rules! via {
+        ($T:ty, $wt:expr) => {{
+            let at = Tensor::from_vec(
+                a.iter().map(|&v| v as $T).collect::<Vec<_>>(),
+                &[m as i64, k as i64],
+            )?;
+            at.mm(&$wt.t()?)?
+                .to_vec::<$T>()
+                .into_iter()
+                .map(|v| wrap_i32(v as f64))
+                .collect()
+        }};
+    }
+    Ok(match kind_for(abs_max(a), w.row_l1) {
+        Some(ExactFloat::F32) => via!(f32, w.as_f32(&wsz)?),
+        Some(ExactFloat::F64) => via!(f64, w.as_f64(&wsz)?),
+        None => int_gemm_nt_direct(a, m, k, &w.ints, n),
+    })
+}
+
+/// [`int_gemm_nt`] by the direct loop (the reference, and the path for very large sums).
+fn int_gemm_nt_direct(a: &[i32], m: usize, k: usize, b: &[i32], n: usize) -> Vec<i32> {
     let mut out = vec![0i32; m * n];
     for i in 0..m {
         let ar = &a[i * k..(i + 1) * k];
@@ -171,12 +212,12 @@ pub fn qlinear(
     }
     let (n, k) = (wsz[0] as usize, wsz[1] as usize);
     let (m, out_sizes) = rows(x, k, n, what)?;
-    let (wi, ws) = weight_ints(w, n, what)?;
+    let pw = weight_cache::prepared(w, n, what, || weight_ints(w, n, what))?;
     let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
-    let acc = int_gemm_nt(&xi, m, k, &wi, n);
+    let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let rq = Requant::new(
         xs,
-        &ws,
+        &pw.scales,
         bias_values(bias, n, what)?,
         (out_scale, out_zero_point, xq.dtype),
         relu,
@@ -214,7 +255,7 @@ pub fn qlinear_dynamic(
     }
     let (n, k) = (wsz[0] as usize, wsz[1] as usize);
     let (m, out_sizes) = rows(x, k, n, what)?;
-    let (wi, ws) = weight_ints(w, n, what)?;
+    let pw = weight_cache::prepared(w, n, what, || weight_ints(w, n, what))?;
     let bias = bias_values(bias, n, what)?;
     let xv = x.to_vec::<f32>();
     let (mut min, mut max) = (0.0f32, 0.0f32);
@@ -231,13 +272,13 @@ pub fn qlinear_dynamic(
         .iter()
         .map(|&v| (quantize_val(v, inv, zp, 0, 255) - zp) as i32)
         .collect();
-    let acc = int_gemm_nt(&xi, m, k, &wi, n);
+    let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let out: Vec<f32> = acc
         .iter()
         .enumerate()
         .map(|(i, &a)| {
             let c = i % n;
-            let mut v = scale * ws[c] as f32 * a as f32;
+            let mut v = scale * pw.scales[c] as f32 * a as f32;
             if let Some(b) = &bias {
                 v += b[c];
             }
@@ -304,17 +345,144 @@ pub fn qconv2d(
             xsz.as_slice()
         )));
     };
-    let (wi, ws) = weight_ints(w, oc, what)?;
+    let pw = weight_cache::prepared(w, oc, what, || weight_ints(w, oc, what))?;
     let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
     let rq = Requant::new(
         xs,
-        &ws,
+        &pw.scales,
         bias_values(bias, oc, what)?,
         (out_scale, out_zero_point, xq.dtype),
         relu,
     );
-    let ocg = oc / g;
-    let mut vals = vec![0i64; nb * oc * oh * ow];
+    let geo = ConvGeometry {
+        nb,
+        ic,
+        h,
+        wd,
+        oc,
+        icg,
+        kh,
+        kw,
+        oh,
+        ow,
+    };
+    let wsz = [oc, icg, kh, kw].map(|v| v as i64);
+    let acc = match kind_for(abs_max(&xi), pw.row_l1) {
+        Some(ExactFloat::F32) => conv_acc_float(&xi, &pw.as_f32(&wsz)?, &geo, p)?,
+        Some(ExactFloat::F64) => conv_acc_float(&xi, &pw.as_f64(&wsz)?, &geo, p)?,
+        None => conv_acc_direct(&xi, &pw.ints, &geo, p),
+    };
+    let plane = oh * ow;
+    let vals: Vec<i64> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| rq.apply(a, (i / plane.max(1)) % oc))
+        .collect();
+    from_int_values(
+        &vals,
+        &[nb as i64, oc as i64, oh as i64, ow as i64],
+        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
+    )
+}
+
+/// Sizes of a quantized 2-d convolution: input `[nb, ic, h, wd]`, weight `[oc, icg, kh, kw]`,
+/// output planes `oh x ow`.
+#[derive(Clone, Copy)]
+struct ConvGeometry {
+    nb: usize,
+    ic: usize,
+    h: usize,
+    wd: usize,
+    oc: usize,
+    icg: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+}
+
+/// Which float type computes an integer product exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ExactFloat {
+    F32,
+    F64,
+}
+
+/// The float type whose kernels give the exact integer accumulators of sums
+/// `sum_k x[k] * w[r][k]`: every partial sum, in any order, is bounded by
+/// `max |x| * max_r sum_k |w[r][k]|` (`x_max * row_l1`), so `f32` is exact below 2^24 and `f64`
+/// below 2^53; `None` beyond (the direct `i32` loop then runs).
+fn kind_for(x_max: u64, row_l1: u64) -> Option<ExactFloat> {
+    let bound = x_max.checked_mul(row_l1)?;
+    if bound < 1 << 24 {
+        Some(ExactFloat::F32)
+    } else if bound < 1 << 53 {
+        Some(ExactFloat::F64)
+    } else {
+        None
+    }
+}
+
+/// `max |v|` (0 when empty).
+fn abs_max(v: &[i32]) -> u64 {
+    v.iter().map(|v| v.unsigned_abs() as u64).max().unwrap_or(0)
+}
+
+/// An exact float result back to FBGEMM's wrapping `i32` accumulator.
+fn wrap_i32(v: f64) -> i32 {
+    v as i64 as i32
+}
+
+/// The convolution's accumulators `[nb, oc, oh, ow]` through the float convolution kernels
+/// (tiled im2col + GEMM, depthwise) with `w`, the weight's `w - zp` as `f32` or `f64` (the
+/// input is converted to the same type), exact by [`kind_for`]'s bound.
+fn conv_acc_float(xi: &[i32], w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> Result<Vec<i32>> {
+    let xs = [g.nb, g.ic, g.h, g.wd].map(|v| v as i64);
+    let kind = if w.dtype() == crate::DType::Float64 {
+        ExactFloat::F64
+    } else {
+        ExactFloat::F32
+    };
+    let x = match kind {
+        ExactFloat::F32 => Tensor::from_vec(xi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)?,
+        ExactFloat::F64 => Tensor::from_vec(xi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &xs)?,
+    };
+    let y = crate::ops::conv::conv2d(
+        &x,
+        w,
+        None,
+        &p.stride.map(|v| v as i64),
+        &crate::ops::conv::ConvPadding::Explicit(p.padding.map(|v| v as i64).to_vec()),
+        &p.dilation.map(|v| v as i64),
+        p.groups as i64,
+    )?;
+    Ok(match kind {
+        ExactFloat::F32 => y
+            .to_vec::<f32>()
+            .into_iter()
+            .map(|v| wrap_i32(v as f64))
+            .collect(),
+        ExactFloat::F64 => y.to_vec::<f64>().into_iter().map(wrap_i32).collect(),
+    })
+}
+
+/// The convolution's accumulators `[nb, oc, oh, ow]` by the direct `i32` loop (the reference,
+/// and the path for sums too large for an exact float kernel).
+fn conv_acc_direct(xi: &[i32], wi: &[i32], g: &ConvGeometry, p: &QConvParams) -> Vec<i32> {
+    let ConvGeometry {
+        nb,
+        ic,
+        h,
+        wd,
+        oc,
+        icg,
+        kh,
+        kw,
+        oh,
+        ow,
+    } = *g;
+    let ocg = oc / p.groups;
+    let mut out = vec![0i32; nb * oc * oh * ow];
     for n in 0..nb {
         for o in 0..oc {
             let grp = o / ocg;
@@ -343,16 +511,12 @@ pub fn qconv2d(
                             }
                         }
                     }
-                    vals[((n * oc + o) * oh + y) * ow + xo] = rq.apply(acc, o);
+                    out[((n * oc + o) * oh + y) * ow + xo] = acc;
                 }
             }
         }
     }
-    from_int_values(
-        &vals,
-        &[nb as i64, oc as i64, oh as i64, ow as i64],
-        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
-    )
+    out
 }
 
 /// Dequantized values of a per-tensor quantized tensor (`q * s + (-zp * s)`, fused).
@@ -647,4 +811,111 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
         }
     }
     from_int_values(&vals, &out_shape(x, oh, ow), (**q).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic integers in `[-span, span]`.
+    fn ints(len: usize, span: i32, seed: u64) -> Vec<i32> {
+        let mut s = seed;
+        (0..len)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 33) % (2 * span as u64 + 1)) as i32 - span
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_kind_follows_the_bound() {
+        assert_eq!(kind_for(255, 8), Some(ExactFloat::F32));
+        assert_eq!(kind_for(1 << 12, 1 << 12), Some(ExactFloat::F64));
+        assert_eq!(kind_for(255, 255 * 2048), Some(ExactFloat::F64));
+        assert_eq!(kind_for(1 << 31, 1 << 31), None);
+        assert_eq!(kind_for(u64::MAX, 2), None);
+        assert_eq!(kind_for(0, 0), Some(ExactFloat::F32));
+        assert_eq!(abs_max(&[3, i32::MIN, 7]), 1 << 31);
+        assert_eq!(PreparedWeight::new(vec![1, -2, 3, -4], vec![], 2).row_l1, 7);
+    }
+
+    #[test]
+    fn float_gemm_accumulators_match_the_integer_loop() {
+        // Shapes around every vector width; small values take f32, large ones f64.
+        for (m, k, n) in [
+            (1, 1, 1),
+            (3, 17, 5),
+            (1, 300, 33),
+            (17, 64, 16),
+            (9, 1000, 7),
+        ] {
+            for span in [3, 255] {
+                let a = ints(m * k, span, 1);
+                let b = ints(n * k, span, 2);
+                let got = int_gemm_nt(&a, m, k, &b, n).unwrap();
+                assert_eq!(got, int_gemm_nt_direct(&a, m, k, &b, n), "{m}x{k}x{n}");
+            }
+        }
+        assert!(int_gemm_nt(&[], 0, 4, &[1; 8], 2).unwrap().is_empty());
+        assert_eq!(int_gemm_nt(&[], 2, 0, &[], 3).unwrap(), vec![0; 6]);
+    }
+
+    #[test]
+    fn float_conv_accumulators_match_the_integer_loop() {
+        // (ic, oc, groups, h, w, k, stride, pad, dilation): dense, grouped, depthwise (with a
+        // channel multiplier), strided, dilated, padding wider than the kernel reach.
+        for (ic, oc, groups, h, w, k, s, pd, d) in [
+            (3, 4, 1, 7, 9, 3, 1, 1, 1),
+            (4, 6, 2, 8, 8, 3, 2, 1, 1),
+            (5, 5, 5, 9, 6, 3, 1, 1, 1),
+            (4, 8, 4, 7, 7, 3, 2, 1, 1),
+            (6, 3, 1, 6, 6, 1, 1, 0, 1),
+            (2, 3, 1, 9, 5, 2, 1, 3, 2),
+            (3, 2, 1, 4, 3, 3, 1, 5, 2),
+        ] {
+            for span in [4, 255] {
+                let g = ConvGeometry {
+                    nb: 2,
+                    ic,
+                    h,
+                    wd: w,
+                    oc,
+                    icg: ic / groups,
+                    kh: k,
+                    kw: k,
+                    oh: conv_out(h, k, s, pd, d).unwrap(),
+                    ow: conv_out(w, k, s, pd, d).unwrap(),
+                };
+                let p = QConvParams {
+                    stride: [s; 2],
+                    padding: [pd; 2],
+                    dilation: [d; 2],
+                    groups,
+                };
+                let x = ints(2 * ic * h * w, span, 3);
+                let wt = ints(oc * (ic / groups) * k * k, span.min(128), 4);
+                let want = conv_acc_direct(&x, &wt, &g, &p);
+                let pw = PreparedWeight::new(wt.clone(), vec![], oc);
+                let wsz = [oc, ic / groups, k, k].map(|v| v as i64);
+                let mut weights = vec![pw.as_f64(&wsz).unwrap()];
+                if kind_for(abs_max(&x), pw.row_l1) == Some(ExactFloat::F32) {
+                    weights.push(pw.as_f32(&wsz).unwrap());
+                }
+                for wf in weights {
+                    let got = conv_acc_float(&x, &wf, &g, &p).unwrap();
+                    let dt = wf.dtype();
+                    assert_eq!(got, want, "{ic} {oc} {groups} {h}x{w} k{k} {dt:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wrapping_matches_i32_overflow() {
+        assert_eq!(wrap_i32(2f64.powi(31)), i32::MIN);
+        assert_eq!(wrap_i32(-5.0), -5);
+    }
 }

@@ -14,6 +14,7 @@ use crate::{DType, Error, Result, Tensor};
 
 mod kernels;
 mod lstm;
+mod weight_cache;
 
 pub use kernels::{
     qadaptive_avg_pool2d, qadd, qconv2d, qhardsigmoid, qhardswish, qlinear, qlinear_dynamic,
