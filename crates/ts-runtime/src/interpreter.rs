@@ -482,7 +482,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
             }
             Instr::DropR(r) => set_reg(&mut regs[*r as usize], IValue::None),
             Instr::LoadC(k) => stack.push(code.constants[*k as usize].clone()),
-            Instr::SetInt(r, v) => set_reg(&mut regs[*r as usize], IValue::Int(*v)),
+            Instr::SetInt(r, v) => store_plain(&mut regs[*r as usize], Plain::Int(*v)),
             Instr::Uninitialized => stack.push(IValue::Uninitialized),
             Instr::Op(k) => {
                 if let Err(e) = (code.operations[*k as usize])(stack) {

@@ -360,3 +360,35 @@ fn fused_int_division_by_zero_raises_like_the_generic_operator() {
     let e = run_graph(&g, vec![IValue::Int(7), IValue::Int(0)]).unwrap_err();
     assert!(e.to_string().contains("ZeroDivisionError"), "{e}");
 }
+
+#[test]
+fn int_constants_stored_in_a_loop_become_set_int() {
+    // An unrolled loop re-stores its index offsets each iteration: `LOADC; STORE` of an int
+    // becomes one `SETINT`, and the fused add reads the register.
+    let g = parse_ir(
+        "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %r : int = prim::Loop(%n, %t, %zero)\n    block0(%i : int, %acc : int):\n      %c : int = prim::Constant[value=3]()\n      %a : int = aten::add(%acc, %c)\n      %b : int = aten::sub(%a, %c)\n      %d : int = aten::add(%b, %c)\n      -> (%t, %d)\n  return (%r)\n",
+    )
+    .unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    let body = loop_body(&code).join("\n");
+    assert!(body.contains("SETINT("), "{code}");
+    assert!(!body.contains("LOADC"), "{code}");
+    for n in [0, 1, 5] {
+        assert_eq!(
+            run_graph(&g, vec![IValue::Int(n)]).unwrap()[0].as_int(),
+            Some(3 * n)
+        );
+    }
+}
+
+#[test]
+fn plain_values_are_not_dropped_early() {
+    // Ints, floats and bools own nothing, so a branch's last use of one emits no `DROPR`;
+    // a tensor's still does (`values_are_released_at_their_last_use`).
+    let g = parse_ir(SCALAR_LOOP_IR).unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    assert!(
+        !loop_body(&code).iter().any(|l| l.starts_with("DROPR")),
+        "{code}"
+    );
+}
