@@ -22,7 +22,7 @@ use crate::unpickler::unpickle;
 /// Whether `Archive::open` maps the file (on unless `TSRS_LOAD_MMAP=0`): a process that
 /// must not fault if someone truncates a loaded archive under it turns mapping off.
 fn mapping_enabled() -> bool {
-    std::env::var("TSRS_LOAD_MMAP").map_or(true, |v| v != "0")
+    !matches!(std::env::var("TSRS_LOAD_MMAP").as_deref(), Ok("0"))
 }
 
 /// Anything a zip can be read from.

@@ -81,14 +81,19 @@ fn rewrite_unaligned(bytes: &[u8], pad: usize) -> Vec<u8> {
     let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts =
         zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    let first = src.by_index(0).expect("entry").name().to_owned();
+    let first = src
+        .by_index(0)
+        .expect("entry")
+        .name()
+        .expect("name")
+        .into_owned();
     let folder = first.split('/').next().expect("folder").to_owned();
     out.start_file(format!("{folder}/pad"), opts)
         .expect("start");
     out.write_all(&vec![0u8; pad]).expect("pad");
     for i in 0..src.len() {
         let mut f = src.by_index(i).expect("entry");
-        let name = f.name().to_owned();
+        let name = f.name().expect("name").into_owned();
         let mut data = Vec::new();
         f.read_to_end(&mut data).expect("read");
         out.start_file(name, opts).expect("start");
@@ -100,7 +105,13 @@ fn rewrite_unaligned(bytes: &[u8], pad: usize) -> Vec<u8> {
 fn data_offset(bytes: &[u8]) -> u64 {
     let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).expect("zip");
     let name = (0..z.len())
-        .map(|i| z.by_index(i).expect("entry").name().to_owned())
+        .map(|i| {
+            z.by_index(i)
+                .expect("entry")
+                .name()
+                .expect("name")
+                .into_owned()
+        })
         .find(|n| n.ends_with("/data/0"))
         .expect("data record");
     let f = z.by_name(&name).expect("entry");
@@ -114,7 +125,7 @@ fn misaligned_records_are_copied() {
     let mut checked = 0;
     for pad in [1usize, 3, 17, 64] {
         let rewritten = rewrite_unaligned(&bytes, pad);
-        let aligned = data_offset(&rewritten) % 64 == 0;
+        let aligned = data_offset(&rewritten).is_multiple_of(64);
         let path = temp_path(&format!("unaligned{pad}"));
         std::fs::write(&path, &rewritten).expect("write");
         let loaded = tensor_of(&load_torch_save(&path).expect("load"));
@@ -136,7 +147,7 @@ fn compressed_records_are_copied() {
         .compression_method(zip::CompressionMethod::Deflated);
     for i in 0..src.len() {
         let mut f = src.by_index(i).expect("entry");
-        let name = f.name().to_owned();
+        let name = f.name().expect("name").into_owned();
         let mut data = Vec::new();
         f.read_to_end(&mut data).expect("read");
         out.start_file(name, opts).expect("start");
