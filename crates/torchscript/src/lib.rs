@@ -140,6 +140,26 @@ pub fn set_num_threads(n: usize) {
     ts_tensor::set_num_threads(n);
 }
 
+/// Makes the calling thread one of the kernels' worker threads (when nothing has run a kernel
+/// yet and more than one thread is configured), so that operators run from it split their
+/// parallel loops with it instead of waking the pool and sleeping. For an application that
+/// runs its models on one long-lived thread; returns whether the thread joined.
+pub fn use_current_thread_for_kernels() -> bool {
+    ts_tensor::init_pool_on_current_thread()
+}
+
+/// Starts building the operator registry on a background thread, so that a program that is
+/// about to load a model overlaps the registry's construction (every builtin's schema parsed,
+/// ~10 ms) with reading the archive. Anything that needs the registry meanwhile waits for
+/// this build rather than starting another.
+pub fn warm_up_operators_in_background() {
+    let _ = std::thread::Builder::new()
+        .name("tsrs-warm-up".into())
+        .spawn(|| {
+            let _ = ts_ops::registry();
+        });
+}
+
 /// Seeds the default random generator (as `torch.manual_seed`).
 pub fn manual_seed(seed: u64) {
     ts_tensor::manual_seed(seed);

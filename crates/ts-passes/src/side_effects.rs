@@ -40,14 +40,7 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
         prim::LoopContinuation,
     ]
     .contains(&k)
-        || k == Symbol::aten("manual_seed")
-        || k == Symbol::aten("save")
-        || k == Symbol::aten("set_grad_enabled")
-        // Autograd: `backward` writes `.grad` and frees the graph, `grad` runs the engine, and
-        // grad mode is state (PyTorch registers them with conservative alias analysis).
-        || k == Symbol::aten("backward")
-        || k == Symbol::aten("grad")
-        || k == Symbol::aten("is_grad_enabled")
+        || extra_side_effect_ops().contains(&k)
     {
         return true;
     }
@@ -61,6 +54,25 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
     }
     // Operators of other namespaces are treated as opaque.
     true
+}
+
+/// `aten` operators with side effects that have no predefined symbol, interned once (this
+/// runs for every node of every dead-code pass; interning per call showed in start-up).
+fn extra_side_effect_ops() -> &'static [Symbol; 6] {
+    static OPS: std::sync::OnceLock<[Symbol; 6]> = std::sync::OnceLock::new();
+    OPS.get_or_init(|| {
+        [
+            Symbol::aten("manual_seed"),
+            Symbol::aten("save"),
+            Symbol::aten("set_grad_enabled"),
+            // Autograd: `backward` writes `.grad` and frees the graph, `grad` runs the
+            // engine, and grad mode is state (PyTorch registers them with conservative alias
+            // analysis).
+            Symbol::aten("backward"),
+            Symbol::aten("grad"),
+            Symbol::aten("is_grad_enabled"),
+        ]
+    })
 }
 
 /// True when some overload of `k` in PyTorch's schema table writes an argument.

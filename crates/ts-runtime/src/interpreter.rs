@@ -264,6 +264,34 @@ fn set_reg(slot: &mut IValue, v: IValue) {
     }
 }
 
+/// A plain (drop-free) register value, carried as its parts.
+#[derive(Clone, Copy)]
+enum Plain {
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+}
+
+/// Stores a plain value into a register with one store for the tag and one for the payload.
+/// Building the `IValue` first and copying it as a whole made the compiler write its tag and
+/// payload separately to the stack and read them back as one 16-byte load, a store-forwarding
+/// stall that cost about as much as the rest of a fused instruction.
+#[inline(always)]
+fn store_plain(slot: &mut IValue, v: Plain) {
+    if !matches!(
+        slot,
+        IValue::None | IValue::Bool(_) | IValue::Int(_) | IValue::Double(_)
+    ) {
+        *slot = IValue::None;
+    }
+    // The old value owns nothing now, so overwriting without a drop leaks nothing.
+    match v {
+        Plain::Int(x) => std::mem::forget(std::mem::replace(slot, IValue::Int(x))),
+        Plain::Double(x) => std::mem::forget(std::mem::replace(slot, IValue::Double(x))),
+        Plain::Bool(x) => std::mem::forget(std::mem::replace(slot, IValue::Bool(x))),
+    }
+}
+
 /// Copies a register's value; plain values are copied inline.
 #[inline(always)]
 fn copy_value(v: &IValue) -> IValue {
@@ -326,7 +354,23 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 b,
                 out,
             } => {
+                // Plain results are stored field by field (see `store_plain`).
                 let v = match op.eval2(&regs[*a as usize], &regs[*b as usize]) {
+                    Some(IValue::Int(x)) => {
+                        store_plain(&mut regs[*out as usize], Plain::Int(x));
+                        *pc += 1;
+                        continue;
+                    }
+                    Some(IValue::Double(x)) => {
+                        store_plain(&mut regs[*out as usize], Plain::Double(x));
+                        *pc += 1;
+                        continue;
+                    }
+                    Some(IValue::Bool(x)) => {
+                        store_plain(&mut regs[*out as usize], Plain::Bool(x));
+                        *pc += 1;
+                        continue;
+                    }
                     Some(v) => v,
                     None => match run_op_on_registers(
                         code,
@@ -378,6 +422,21 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 out,
             } => {
                 let v = match op.eval1(&regs[*a as usize]) {
+                    Some(IValue::Int(x)) => {
+                        store_plain(&mut regs[*out as usize], Plain::Int(x));
+                        *pc += 1;
+                        continue;
+                    }
+                    Some(IValue::Double(x)) => {
+                        store_plain(&mut regs[*out as usize], Plain::Double(x));
+                        *pc += 1;
+                        continue;
+                    }
+                    Some(IValue::Bool(x)) => {
+                        store_plain(&mut regs[*out as usize], Plain::Bool(x));
+                        *pc += 1;
+                        continue;
+                    }
                     Some(v) => v,
                     None => {
                         match run_op_on_registers(code, *k, regs, stack, &[(*a, moves & 1 != 0)]) {
@@ -389,8 +448,19 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 set_reg(&mut regs[*out as usize], v);
             }
             Instr::Copy { dst, src } => {
-                let v = copy_value(&regs[*src as usize]);
-                set_reg(&mut regs[*dst as usize], v);
+                let plain = match &regs[*src as usize] {
+                    IValue::Int(x) => Some(Plain::Int(*x)),
+                    IValue::Double(x) => Some(Plain::Double(*x)),
+                    IValue::Bool(x) => Some(Plain::Bool(*x)),
+                    _ => None,
+                };
+                match plain {
+                    Some(p) => store_plain(&mut regs[*dst as usize], p),
+                    None => {
+                        let v = copy_value(&regs[*src as usize]);
+                        set_reg(&mut regs[*dst as usize], v);
+                    }
+                }
             }
             Instr::MoveTo { dst, src } => {
                 let v = std::mem::take(&mut regs[*src as usize]);
@@ -412,7 +482,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
             }
             Instr::DropR(r) => set_reg(&mut regs[*r as usize], IValue::None),
             Instr::LoadC(k) => stack.push(code.constants[*k as usize].clone()),
-            Instr::SetInt(r, v) => set_reg(&mut regs[*r as usize], IValue::Int(*v)),
+            Instr::SetInt(r, v) => store_plain(&mut regs[*r as usize], Plain::Int(*v)),
             Instr::Uninitialized => stack.push(IValue::Uninitialized),
             Instr::Op(k) => {
                 if let Err(e) = (code.operations[*k as usize])(stack) {

@@ -6,6 +6,7 @@
 //! first instruction, so control flow is unchanged; jump targets are remapped afterwards. The
 //! rules, in order:
 //!
+//! 0. `LOADC(k) STORE(r)` of an int constant (not followed by `MOVE(r)`) → [`Instr::SetInt`].
 //! 1. `STORE(r) MOVE(r) STORE(s)` with `r` used nowhere else → `STORE(s)`.
 //! 2. `[LOAD|MOVE](a) [LOAD|MOVE](b) OP(k) STORE(c)` where operation `k` has an inline version
 //!    → [`Instr::Bin`] (and the one-operand form → [`Instr::Un`]); followed by `JF` instead
@@ -19,6 +20,8 @@
 //!    (the overwrite releases the old value at the same point).
 
 use std::sync::Arc;
+
+use ts_core::IValue;
 
 use crate::code::{Code, Instr, NodeInfo};
 
@@ -45,7 +48,8 @@ type Rule = fn(&Code, &Facts, &[Instr]) -> Option<Rewrite>;
 
 /// Applies every rule to `code`.
 pub fn optimize(code: &mut Code) {
-    let rules: [Rule; 7] = [
+    let rules: [Rule; 8] = [
+        constant_int_store,
         store_move_store,
         fast_op,
         compare_jump,
@@ -107,6 +111,28 @@ fn push_of(i: &Instr) -> Option<(u32, bool)> {
     match *i {
         Instr::Load(r) => Some((r, false)),
         Instr::Move(r) => Some((r, true)),
+        _ => None,
+    }
+}
+
+/// `LOADC k; STORE(r)` of an int constant becomes `SETINT(r, v)`: one instruction, and no
+/// stack push/pop (unrolled loops store their index offsets this way every iteration).
+fn constant_int_store(code: &Code, _: &Facts, w: &[Instr]) -> Option<Rewrite> {
+    // `LOADC STORE(r) MOVE(r)` is left to `store_move`, which keeps the value on the stack.
+    if let [Instr::LoadC(_), Instr::Store(r), Instr::Move(r2), ..] = w {
+        if r == r2 {
+            return None;
+        }
+    }
+    match w {
+        [Instr::LoadC(k), Instr::Store(r), ..] => match code.constants.get(*k as usize) {
+            Some(IValue::Int(v)) => Some(Rewrite {
+                consumed: 2,
+                with: vec![Instr::SetInt(*r, *v)],
+                node_of: 0,
+            }),
+            _ => None,
+        },
         _ => None,
     }
 }

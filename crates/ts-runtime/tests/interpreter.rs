@@ -313,3 +313,82 @@ fn errors_in_fused_ops_point_at_the_op() {
     assert_eq!(e.kind(), ErrorKind::ZeroDivisionError);
     assert!(e.to_string().ends_with("division by 0"), "{e}");
 }
+
+#[test]
+fn fused_results_of_every_plain_kind_land_in_their_registers() {
+    // Int, float and bool results written by fused instructions (stored field by field) are
+    // read back by later fused instructions, overwriting the previous iteration's values;
+    // int arithmetic wraps on overflow as PyTorch's does.
+    let g = parse_ir(
+        "graph(%n : int, %x : float, %big : int):\n  %t : bool = prim::Constant[value=1]()\n  %one : int = prim::Constant[value=1]()\n  %half : float = prim::Constant[value=0.5]()\n  %f0 : bool = prim::Constant[value=0]()\n  %r : float, %k : int, %b : bool, %w : int = prim::Loop(%n, %t, %x, %one, %f0, %big)\n    block0(%i : int, %acc : float, %m : int, %flag : bool, %v : int):\n      %a2 : float = aten::mul(%acc, %half)\n      %m2 : int = aten::mul(%m, %one)\n      %m3 : int = aten::add(%m2, %i)\n      %g : bool = aten::gt(%a2, %half)\n      %nf : bool = aten::ne(%g, %flag)\n      %v2 : int = aten::add(%v, %one)\n      -> (%t, %a2, %m3, %nf, %v2)\n  %s : float = aten::add(%r, %r)\n  return (%s, %k, %b, %w)\n",
+    )
+    .unwrap();
+    let out = run_graph(
+        &g,
+        vec![
+            IValue::Int(4),
+            IValue::Double(8.0),
+            IValue::Int(i64::MAX - 1),
+        ],
+    )
+    .unwrap();
+    // acc: 8 -> 4 -> 2 -> 1 -> 0.5; s = 1.0
+    assert_eq!(out[0].as_double(), Some(1.0));
+    // m: 1 + 0 + 1 + 2 + 3
+    assert_eq!(out[1].as_int(), Some(7));
+    // g per iteration: 4>.5, 2>.5, 1>.5, .5>.5 = T,T,T,F; flag: F^T=T, T^T=F, F^T=T, T^F=T
+    assert_eq!(out[2].as_bool(), Some(true));
+    // MAX-1 + 4 wraps around
+    assert_eq!(out[3].as_int(), Some((i64::MAX - 1).wrapping_add(4)));
+}
+
+#[test]
+fn fused_int_division_by_zero_raises_like_the_generic_operator() {
+    let g = parse_ir(
+        "graph(%a : int, %b : int):\n  %q : int = aten::floordiv(%a, %b)\n  %r : int = aten::remainder(%a, %b)\n  %s : int = aten::add(%q, %r)\n  return (%s)\n",
+    )
+    .unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    assert!(
+        code.to_string().contains("FASTOP aten::floordiv.int("),
+        "{code}"
+    );
+    assert_eq!(
+        run_graph(&g, vec![IValue::Int(-7), IValue::Int(2)]).unwrap()[0].as_int(),
+        Some(-4 + 1)
+    );
+    let e = run_graph(&g, vec![IValue::Int(7), IValue::Int(0)]).unwrap_err();
+    assert!(e.to_string().contains("ZeroDivisionError"), "{e}");
+}
+
+#[test]
+fn int_constants_stored_in_a_loop_become_set_int() {
+    // An unrolled loop re-stores its index offsets each iteration: `LOADC; STORE` of an int
+    // becomes one `SETINT`, and the fused add reads the register.
+    let g = parse_ir(
+        "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %r : int = prim::Loop(%n, %t, %zero)\n    block0(%i : int, %acc : int):\n      %c : int = prim::Constant[value=3]()\n      %a : int = aten::add(%acc, %c)\n      %b : int = aten::sub(%a, %c)\n      %d : int = aten::add(%b, %c)\n      -> (%t, %d)\n  return (%r)\n",
+    )
+    .unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    let body = loop_body(&code).join("\n");
+    assert!(body.contains("SETINT("), "{code}");
+    assert!(!body.contains("LOADC"), "{code}");
+    for n in [0, 1, 5] {
+        assert_eq!(
+            run_graph(&g, vec![IValue::Int(n)]).unwrap()[0].as_int(),
+            Some(3 * n)
+        );
+    }
+}
+
+#[test]
+fn plain_values_are_not_dropped_early() {
+    // Ints, floats and bools own nothing, so a branch's last use of one emits no `DROPR`;
+    // a tensor's still does (`values_are_released_at_their_last_use`).
+    let g = parse_ir(SCALAR_LOOP_IR).unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    assert!(
+        !loop_body(&code).iter().any(|l| l.starts_with("DROPR")),
+        "{code}"
+    );
+}

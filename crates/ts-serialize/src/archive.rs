@@ -9,12 +9,21 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek};
 use std::path::Path;
+use std::sync::Arc;
 
-use zip::ZipArchive;
+use ts_tensor::mapped_file::MappedFile;
+use ts_tensor::storage::Storage;
+use zip::{CompressionMethod, ZipArchive};
 
 use crate::error::{Result, SerializeError};
 use crate::pickle_value::PickleTree;
 use crate::unpickler::unpickle;
+
+/// Whether `Archive::open` maps the file (on unless `TSRS_LOAD_MMAP=0`): a process that
+/// must not fault if someone truncates a loaded archive under it turns mapping off.
+fn mapping_enabled() -> bool {
+    !matches!(std::env::var("TSRS_LOAD_MMAP").as_deref(), Ok("0"))
+}
 
 /// Anything a zip can be read from.
 trait ReadSeek: Read + Seek + Send {}
@@ -47,6 +56,9 @@ pub struct Archive {
     budget: u64,
     /// Bytes of records read so far.
     inflated: u64,
+    /// The file mapped copy-on-write, when the archive was opened from a path and mapping is
+    /// on: stored (uncompressed) storage records are then viewed in place, not copied.
+    mapping: Option<Arc<MappedFile>>,
 }
 
 impl std::fmt::Debug for Archive {
@@ -72,7 +84,15 @@ impl Archive {
             .metadata()
             .map_err(|e| SerializeError::io(&source, e))?
             .len();
-        Archive::from_reader(Box::new(BufReader::new(file)), source, len)
+        let mapping = if mapping_enabled() {
+            // A file that cannot be mapped is read the ordinary way.
+            MappedFile::map(&file).ok().flatten()
+        } else {
+            None
+        };
+        let mut archive = Archive::from_reader(Box::new(BufReader::new(file)), source, len)?;
+        archive.mapping = mapping;
+        Ok(archive)
     }
 
     /// Opens an archive held in memory.
@@ -133,7 +153,50 @@ impl Archive {
                 .saturating_mul(DEFAULT_BUDGET_MULTIPLE)
                 .max(DEFAULT_BUDGET_FLOOR),
             inflated: 0,
+            mapping: None,
         })
+    }
+
+    /// True when storage records may be viewed in a mapping of the file (see
+    /// [`Archive::map_record`]).
+    pub fn is_mapped(&self) -> bool {
+        self.mapping.is_some()
+    }
+
+    /// Record `name` as a storage viewing the mapped file in place, when the archive was
+    /// opened from a path, the record is stored uncompressed, holds exactly `expected` bytes
+    /// and starts 64-byte aligned (as `torch.save` and `torch.jit.save` align `data/`
+    /// records). `Ok(None)` means "read it instead" ([`Archive::read_record_exact`]), which
+    /// also reports every malformed case. A write to the storage copies the touched pages;
+    /// the file never changes. Unlike reading, the record's CRC is not checked (as with
+    /// PyTorch's `mmap=True`): that would touch every page up front.
+    pub fn map_record(&mut self, name: &str, expected: u64) -> Result<Option<Storage>> {
+        let Some(mapping) = self.mapping.clone() else {
+            return Ok(None);
+        };
+        if !self.has_record(name) {
+            return Ok(None);
+        }
+        let full = format!("{}{}", self.prefix, name);
+        let Ok(file) = self.zip.by_name(&full) else {
+            return Ok(None);
+        };
+        if file.compression() != CompressionMethod::Stored
+            || file.size() != expected
+            || file.compressed_size() != expected
+            || file.encrypted()
+        {
+            return Ok(None);
+        }
+        let Some(start) = file.data_start() else {
+            return Ok(None);
+        };
+        let (Ok(start), Ok(len)) = (usize::try_from(start), usize::try_from(expected)) else {
+            return Ok(None);
+        };
+        mapping
+            .storage(start, len)
+            .map_err(|e| SerializeError::invalid(name, e.message))
     }
 
     /// Sets how many bytes all records read from now on may inflate to together (the default

@@ -29,6 +29,7 @@
 pub mod archive;
 pub mod archive_writer;
 pub mod error;
+pub mod file_replace;
 pub mod globals;
 pub mod legacy_import;
 pub mod module_export;

@@ -26,7 +26,7 @@ pub fn save_script_module(module: &Arc<Object>, path: &Path) -> Result<()> {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "archive".to_owned());
     let bytes = save_script_module_bytes(module, &stem)?;
-    std::fs::write(path, bytes).map_err(|e| SerializeError::io(path.display(), e))
+    crate::file_replace::replace_file(path, &bytes)
 }
 
 /// The archive bytes of `module`, with records under `archive_name/`.

@@ -22,6 +22,8 @@ use ts_core::types::{ClassAttribute, ClassType};
 use ts_core::{IValue, Object, Type, TypeRef};
 use ts_tensor::Tensor;
 
+use ts_tensor::storage::Storage;
+
 use crate::archive::Archive;
 use crate::error::{Result, SerializeError};
 use crate::pickle_value::PickleTree;
@@ -214,6 +216,10 @@ struct ArchiveHooks<'a> {
 impl LoadHooks for ArchiveHooks<'_> {
     fn read_storage(&mut self, key: &str, nbytes: usize) -> Result<Vec<u8>> {
         self.storages.read_storage(key, nbytes)
+    }
+
+    fn map_storage(&mut self, key: &str, nbytes: usize) -> Result<Option<Storage>> {
+        self.storages.map_storage(key, nbytes)
     }
 
     fn storage_record(&self, key: &str) -> String {

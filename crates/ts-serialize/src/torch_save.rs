@@ -9,6 +9,8 @@ use std::path::Path;
 
 use ts_core::IValue;
 
+use ts_tensor::storage::Storage;
+
 use crate::archive::Archive;
 use crate::error::{Result, SerializeError};
 use crate::value_loader::{load_pickle, LoadHooks};
@@ -55,6 +57,11 @@ impl LoadHooks for RecordStorages<'_> {
             )),
             other => other,
         }
+    }
+
+    fn map_storage(&mut self, key: &str, nbytes: usize) -> Result<Option<Storage>> {
+        let record = self.storage_record(key);
+        self.archive.map_record(&record, nbytes as u64)
     }
 
     fn storage_record(&self, key: &str) -> String {

@@ -39,7 +39,7 @@ pub fn save_torch_save(value: &IValue, path: &Path) -> Result<()> {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "archive".to_owned());
     let bytes = save_torch_save_bytes(value, &stem)?;
-    std::fs::write(path, bytes).map_err(|e| SerializeError::io(path.display(), e))
+    crate::file_replace::replace_file(path, &bytes)
 }
 
 /// The bytes of a `torch.save` file holding `value`, with records under `archive_name/`

@@ -19,6 +19,7 @@ use parking_lot::RwLock;
 use ts_core::ivalue::EnumValue;
 use ts_core::types::ClassType;
 use ts_core::{Dict, DictKey, IValue, List, Object, Tuple, Type, TypeRef};
+use ts_tensor::storage::Storage;
 use ts_tensor::{Device, Tensor};
 
 use crate::error::{Result, SerializeError};
@@ -45,6 +46,13 @@ pub trait LoadHooks {
     /// which the pickle says holds `nbytes` bytes: a record of another size may be refused
     /// without reading it (a compressed record is never inflated past what is needed).
     fn read_storage(&mut self, key: &str, nbytes: usize) -> Result<Vec<u8>>;
+
+    /// Storage `key` viewed in place (a mapped archive's uncompressed record of exactly
+    /// `nbytes` bytes), or `None` to read it with [`LoadHooks::read_storage`] instead.
+    fn map_storage(&mut self, key: &str, nbytes: usize) -> Result<Option<Storage>> {
+        let _ = (key, nbytes);
+        Ok(None)
+    }
 
     /// The record name of storage `key`, for error messages.
     fn storage_record(&self, key: &str) -> String {

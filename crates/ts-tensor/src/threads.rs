@@ -24,6 +24,24 @@ fn configured_threads() -> usize {
 /// Builds the global pool once. Kernels call this (through tensor allocation) before their first
 /// parallel loop so that the pool has the configured size rather than rayon's default.
 pub fn init_pool() {
+    build_pool(false);
+}
+
+/// Builds the global pool (if nothing built it yet) with the calling thread as one of its
+/// workers, and tells whether it did. A process whose operators all run on one long-lived
+/// thread (the `tsrs` CLI's interpreter thread) calls this first: the kernels' parallel loops
+/// then split work with the caller itself (rayon's `join` fast path) instead of handing every
+/// operator to the pool and putting the caller to sleep until it finishes, which cost two
+/// thread wake-ups per operator and made 2 threads slower than 1 on small tensors. The
+/// thread counts as one of the configured threads. With one thread nothing is built here
+/// (the caller would be the pool's only worker and `rayon::spawn`ed tasks, such as forked
+/// TorchScript functions, would never run), so the ordinary pool is built instead.
+pub fn init_pool_on_current_thread() -> bool {
+    build_pool(true)
+}
+
+fn build_pool(join_current: bool) -> bool {
+    let mut joined = false;
     INIT.call_once(|| {
         let requested = NUM_THREADS.load(Ordering::Relaxed);
         let n = if requested > 0 {
@@ -31,13 +49,19 @@ pub fn init_pool() {
         } else {
             configured_threads()
         };
+        let mut builder = rayon::ThreadPoolBuilder::new().num_threads(n);
+        if join_current && n >= 2 {
+            builder = builder.use_current_thread();
+            joined = true;
+        }
         // Building fails only when another library already built the global pool; then that pool
         // is used as it is.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global();
+        if builder.build_global().is_err() {
+            joined = false;
+        }
         NUM_THREADS.store(n.min(rayon::current_num_threads()), Ordering::Relaxed);
     });
+    joined
 }
 
 /// The number of threads the kernels use (`torch.get_num_threads`).

@@ -22,7 +22,13 @@ fn main() -> ExitCode {
     let worker = std::thread::Builder::new()
         .name("tsrs".into())
         .stack_size(STACK_BYTES)
-        .spawn(|| cli::run(std::env::args_os()));
+        .spawn(|| {
+            // Every command runs its operators on this thread: make it one of the kernels'
+            // workers, so parallel kernels do not wake the pool and sleep per operator.
+            torchscript::use_current_thread_for_kernels();
+            torchscript::warm_up_operators_in_background();
+            cli::run(std::env::args_os())
+        });
     let result = match worker {
         Ok(handle) => handle.join().unwrap_or_else(|_| {
             Err(cli::CliError(

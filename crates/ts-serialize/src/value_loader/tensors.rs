@@ -153,18 +153,29 @@ impl<'t> ValueLoader<'t, '_> {
             let expected_len = numel.checked_mul(elem_size).ok_or_else(|| {
                 self.invalid(format!("storage {record} claims an impossible size"))
             })?;
-            let bytes = self.hooks.read_storage(&key, expected_len)?;
-            if bytes.len() != expected_len {
-                return Err(SerializeError::invalid(
-                    &record,
-                    format!(
-                        "the record holds {} bytes but the pickle describes {numel} elements \
-                         of {elem_size} bytes ({expected_len} bytes)",
-                        bytes.len()
-                    ),
-                ));
-            }
-            let storage = self.make_storage(bytes, typed, &record)?;
+            // Big-endian records need their bytes swapped, so only native ones are mapped.
+            let mapped = if self.hooks.big_endian() {
+                None
+            } else {
+                self.hooks.map_storage(&key, expected_len)?
+            };
+            let storage = match mapped {
+                Some(storage) => storage,
+                None => {
+                    let bytes = self.hooks.read_storage(&key, expected_len)?;
+                    if bytes.len() != expected_len {
+                        return Err(SerializeError::invalid(
+                            &record,
+                            format!(
+                                "the record holds {} bytes but the pickle describes {numel} \
+                                 elements of {elem_size} bytes ({expected_len} bytes)",
+                                bytes.len()
+                            ),
+                        ));
+                    }
+                    self.make_storage(bytes, typed, &record)?
+                }
+            };
             self.storages.insert(
                 key.clone(),
                 LoadedStorage {
