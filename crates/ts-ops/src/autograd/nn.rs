@@ -127,19 +127,19 @@ fn ot_of(a: &[IValue], i: usize) -> Option<Tensor> {
     a.get(i).and_then(|v| v.as_tensor().cloned())
 }
 
-fn f_of(a: &[IValue], i: usize) -> f64 {
+pub(super) fn f_of(a: &[IValue], i: usize) -> f64 {
     a.get(i)
         .and_then(|v| v.as_scalar())
         .map(|s| s.to_f64())
         .unwrap_or(0.0)
 }
 
-fn i_of(a: &[IValue], i: usize) -> i64 {
+pub(super) fn i_of(a: &[IValue], i: usize) -> i64 {
     a.get(i).and_then(|v| v.as_int()).unwrap_or(0)
 }
 
 /// `reduction` (0 none, 1 mean, 2 sum) applied to an elementwise loss.
-fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
+pub(super) fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
     match reduction {
         0 => Ok(l.clone()),
         1 => o::call1("aten::mean", vec![tv(l), IValue::None]),
@@ -1007,26 +1007,7 @@ fn normalize_stats(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor
 }
 
 fn normalize(x: &Tensor, dims: &[i64], eps: f64) -> Result<Tensor, Error> {
-    let mean = o::call1(
-        "aten::mean.dim",
-        vec![
-            tv(x),
-            IValue::int_list(dims.to_vec()),
-            IValue::Bool(true),
-            IValue::None,
-        ],
-    )?;
-    let xc = o::sub(x, &mean)?;
-    let var = o::call1(
-        "aten::mean.dim",
-        vec![
-            tv(&o::square(&xc)?),
-            IValue::int_list(dims.to_vec()),
-            IValue::Bool(true),
-            IValue::None,
-        ],
-    )?;
-    o::mul(&xc, &o::rsqrt(&o::add_s(&var, eps)?)?)
+    normalize_stats(x, dims, eps).map(|(y, _, _)| y)
 }
 
 fn affine(y: Tensor, w: Option<Tensor>, b: Option<Tensor>) -> Result<Tensor, Error> {
