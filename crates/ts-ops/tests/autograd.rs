@@ -991,3 +991,21 @@ fn gradcheck_householder_products() {
         ],
     );
 }
+
+#[test]
+fn loss_class_weights_are_not_differentiable() {
+    // PyTorch refuses a weight that requires grad rather than dropping its gradient.
+    let x = leaf(&rand(6, 3), &[2, 3]);
+    let w = leaf(&[0.5, 1.0, 2.0], &[3]);
+    let target = Tensor::from_vec(vec![2i64, 0], &[2]).unwrap();
+    let l = call1(
+        "aten::nll_loss",
+        vec![tv(&x), tv(&target), tv(&w), IValue::Int(1), IValue::Int(-100)],
+    )
+    .unwrap();
+    let e = backward(&l).unwrap_err();
+    assert_eq!(
+        e.message,
+        "The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'. This input cannot have requires_grad True."
+    );
+}

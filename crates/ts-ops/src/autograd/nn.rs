@@ -138,6 +138,17 @@ pub(super) fn i_of(a: &[IValue], i: usize) -> i64 {
     a.get(i).and_then(|v| v.as_int()).unwrap_or(0)
 }
 
+/// PyTorch's error for a tensor argument its formula does not differentiate (a loss's class
+/// weights), raised when that argument requires grad instead of dropping its gradient.
+fn not_differentiable(c: &Ctx, i: usize, func: &str, arg: &str) -> Result<(), Error> {
+    match c.args.0.get(i) {
+        Some(IValue::Tensor(t)) if t.requires_grad() => Err(Error::runtime(format!(
+            "The function '{func}' is not differentiable with respect to argument '{arg}'. This input cannot have requires_grad True."
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `reduction` (0 none, 1 mean, 2 sum) applied to an elementwise loss.
 pub(super) fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
     match reduction {
@@ -448,6 +459,7 @@ pub(super) fn register(t: &mut Table) {
     });
     for name in ["aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d"] {
         t.add(name, |c, g| {
+            not_differentiable(c, 2, "nll_loss_forward", "weight")?;
             let x = c.t(0)?;
             let target = c.t(1)?;
             let w = c.args.ot(2)?;
@@ -457,6 +469,9 @@ pub(super) fn register(t: &mut Table) {
         });
     }
     t.add("aten::cross_entropy_loss", |c, g| {
+        if !c.t(1)?.dtype().is_floating_point() {
+            not_differentiable(c, 2, "nll_loss_forward", "weight")?;
+        }
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let y = t_of(a, 1)?;
@@ -553,6 +568,7 @@ pub(super) fn register(t: &mut Table) {
     });
 
     t.add("aten::multi_margin_loss", |c, g| {
+        not_differentiable(c, 4, "multi_margin_loss", "weight")?;
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let y = t_of(a, 1)?;
