@@ -1000,7 +1000,13 @@ fn loss_class_weights_are_not_differentiable() {
     let target = Tensor::from_vec(vec![2i64, 0], &[2]).unwrap();
     let l = call1(
         "aten::nll_loss",
-        vec![tv(&x), tv(&target), tv(&w), IValue::Int(1), IValue::Int(-100)],
+        vec![
+            tv(&x),
+            tv(&target),
+            tv(&w),
+            IValue::Int(1),
+            IValue::Int(-100),
+        ],
     )
     .unwrap();
     let e = backward(&l).unwrap_err();

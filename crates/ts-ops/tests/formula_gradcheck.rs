@@ -35,7 +35,7 @@ fn values(n: usize, seed: u64, domain: Domain) -> Vec<f64> {
             match domain {
                 Domain::Positive => m,
                 Domain::Square => {
-                    let sign = if (i as u64 + seed) % 2 == 0 {
+                    let sign = if (i as u64 + seed).is_multiple_of(2) {
                         0.3
                     } else {
                         -0.3
@@ -43,7 +43,7 @@ fn values(n: usize, seed: u64, domain: Domain) -> Vec<f64> {
                     sign * m + if i % 4 == 0 { 2.0 } else { 0.0 }
                 }
                 Domain::Mixed => {
-                    if (i as u64 + seed) % 2 == 0 {
+                    if (i as u64 + seed).is_multiple_of(2) {
                         m
                     } else {
                         -m

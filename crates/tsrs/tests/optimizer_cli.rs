@@ -248,7 +248,10 @@ fn module_parameters_that_require_grad_show_differentiable_graphs() {
     let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../torchscript/tests/data/mlp.pt");
     let dir = temp_dir("module-autodiff");
     let x = ts_tensor::Tensor::from_vec(vec![0.25f32; 16], &[2, 8]).unwrap();
-    let inputs = save_inputs(&dir, ts_core::IValue::tuple(vec![ts_core::IValue::Tensor(x)]));
+    let inputs = save_inputs(
+        &dir,
+        ts_core::IValue::tuple(vec![ts_core::IValue::Tensor(x)]),
+    );
     let args = |extra: &[&str]| {
         let mut v = vec![
             "graph",
