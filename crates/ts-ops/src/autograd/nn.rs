@@ -475,7 +475,14 @@ pub(super) fn register(t: &mut Table) {
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let y = t_of(a, 1)?;
-            let w = ot_of(a, 2);
+            // Class weights with class-index targets are not differentiable (checked above).
+            let w = ot_of(a, 2).map(|w| {
+                if y.dtype().is_floating_point() {
+                    w
+                } else {
+                    w.detach()
+                }
+            });
             let red = i_of(a, 3);
             let ig = i_of(a, 4);
             let ls = f_of(a, 5);
