@@ -187,6 +187,62 @@ def f(x, u):
 """, (rnd(3), rnd(3)), error=True)
 
 
+# In-place writes through views of non-leaves (CopySlices): the base's history is rewritten.
+case("copy_slices_row_mul", """
+def f(x, w):
+    x = x.detach().requires_grad_(True)
+    y = x * 2
+    y[0].mul_(3)
+    return torch.autograd.grad([(y * w).sum()], [x])
+""", (rnd(3, 4), rnd(3, 4)))
+
+case("copy_slices_setitem_column", """
+def f(x, z, w):
+    x = x.detach().requires_grad_(True)
+    z = z.detach().requires_grad_(True)
+    y = x.exp()
+    y2 = y * 1.0
+    y2[:, 1] = z
+    return torch.autograd.grad([(y2 * w).sum()], [x, z])
+""", (rnd(3, 4), rnd(3), rnd(3, 4)))
+
+case("copy_slices_chain_index_put", """
+def f(x, v, w):
+    x = x.detach().requires_grad_(True)
+    v = v.detach().requires_grad_(True)
+    y = x * x
+    r = y.t()[1]
+    r.index_put_([torch.tensor([2, 0])], v * 2.0)
+    r.masked_fill_(r > 0.5, 0.25)
+    return torch.autograd.grad([(y * w).sum()], [x, v])
+""", (rnd(3, 4), rnd(2), rnd(3, 4)))
+
+case("copy_slices_into_buffer_without_grad", """
+def f(z, w):
+    z = z.detach().requires_grad_(True)
+    a = torch.zeros(2, 3, dtype=torch.float64)
+    a[1] = z * z
+    a[0, 1:] = z[:2]
+    return torch.autograd.grad([(a * w).sum()], [z])
+""", (rnd(3), rnd(2, 3)))
+
+case("error_result_of_exp_modified", """
+def f(x):
+    x = x.detach().requires_grad_(True)
+    y = (x * 2).exp()
+    y.add_(1.0)
+    return torch.autograd.grad([y.sum()], [x])
+""", (rnd(3),), error=True)
+
+case("error_result_of_sigmoid_modified_through_view", """
+def f(x):
+    x = x.detach().requires_grad_(True)
+    y = torch.sigmoid(x * 2)
+    y[0].zero_()
+    return torch.autograd.grad([y.sum()], [x])
+""", (rnd(2, 3),), error=True)
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)

@@ -164,7 +164,7 @@ fn modifying_a_saved_tensor_in_place_is_caught() {
     .unwrap();
     let e = backward(&y).unwrap_err();
     assert!(
-        e.message.starts_with("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.DoubleTensor [2]], which is output 0 of AddBackward0, is at version 1; expected version 0 instead."),
+        e.message.starts_with("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.DoubleTensor [2]], which is output 0 of Add, is at version 1; expected version 0 instead."),
         "{}",
         e.message
     );
@@ -268,39 +268,49 @@ fn gradcheck_pointwise() {
     let a = t(&rand(6, 1), &[2, 3]);
     let b = t(&rand(3, 2), &[3]);
     let p = t(&pos(6, 3), &[2, 3]);
-    for op in [
-        "aten::neg",
-        "aten::exp",
-        "aten::sin",
-        "aten::cos",
-        "aten::tanh",
-        "aten::sigmoid",
-        "aten::atan",
-        "aten::sinh",
-        "aten::cosh",
-        "aten::square",
-        "aten::erf",
-        "aten::asinh",
-        "aten::expm1",
-        "aten::abs",
-        "aten::relu",
-        "aten::silu",
-        "aten::log_sigmoid",
-    ] {
-        check(op, vec![tv(&a)]);
-    }
-    for op in [
-        "aten::log",
-        "aten::sqrt",
-        "aten::rsqrt",
-        "aten::reciprocal",
-        "aten::log1p",
-        "aten::lgamma",
-        "aten::digamma",
-        "aten::log2",
-        "aten::log10",
-    ] {
-        check(op, vec![tv(&p)]);
+    // Unary ops on any value, then those needing a positive argument.
+    let unary: [(&[&'static str], &Tensor); 2] = [
+        (
+            &[
+                "aten::neg",
+                "aten::exp",
+                "aten::sin",
+                "aten::cos",
+                "aten::tanh",
+                "aten::sigmoid",
+                "aten::atan",
+                "aten::sinh",
+                "aten::cosh",
+                "aten::square",
+                "aten::erf",
+                "aten::asinh",
+                "aten::expm1",
+                "aten::abs",
+                "aten::relu",
+                "aten::silu",
+                "aten::log_sigmoid",
+            ],
+            &a,
+        ),
+        (
+            &[
+                "aten::log",
+                "aten::sqrt",
+                "aten::rsqrt",
+                "aten::reciprocal",
+                "aten::log1p",
+                "aten::lgamma",
+                "aten::digamma",
+                "aten::log2",
+                "aten::log10",
+            ],
+            &p,
+        ),
+    ];
+    for (ops, x) in unary {
+        for &op in ops {
+            check(op, vec![tv(x)]);
+        }
     }
     for op in [
         "aten::mul.Tensor",
@@ -853,6 +863,36 @@ fn relu_in_place_saves_its_result() {
 }
 
 #[test]
+fn modifying_a_saved_result_names_its_node() {
+    // exp, tanh, sigmoid and relu read their result; PyTorch's message names the node that
+    // saved it (`Exp`), not the write's.
+    for (op, node) in [
+        ("aten::exp", "Exp"),
+        ("aten::tanh", "Tanh"),
+        ("aten::sigmoid", "Sigmoid"),
+        ("aten::relu", "Relu"),
+    ] {
+        let x = leaf(&[1.0, -2.0, 3.0], &[3]);
+        let y = call1(op, vec![tv(&mul(&x, &t(&[1.0, 1.0, 1.0], &[3])))]).unwrap();
+        call1("aten::mul_.Scalar", vec![tv(&y), IValue::Double(2.0)]).unwrap();
+        let e = backward(&sum(&y)).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("one of the variables needed for gradient computation has been modified by an inplace operation: [torch.DoubleTensor [3]], which is output 0 of {node}, is at version 1; expected version 0 instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        );
+    }
+    // Modifying exp's input afterwards is fine: the formula does not read it.
+    let x = leaf(&[1.0, -2.0], &[2]);
+    let a = mul(&x, &t(&[1.0, 1.0], &[2]));
+    let y = call1("aten::exp", vec![tv(&a)]).unwrap();
+    call1("aten::mul_.Scalar", vec![tv(&a), IValue::Double(2.0)]).unwrap();
+    backward(&sum(&y)).unwrap();
+    let e1 = 1f64.exp();
+    let e2 = (-2f64).exp();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![e1, e2]);
+}
+
+#[test]
 fn in_place_on_a_view_of_a_leaf_fails() {
     let x = leaf(&[1.0, 2.0, 3.0], &[3]);
     let v = call1(
@@ -949,5 +989,29 @@ fn gradcheck_householder_products() {
             IValue::Bool(false),
             IValue::Bool(false),
         ],
+    );
+}
+
+#[test]
+fn loss_class_weights_are_not_differentiable() {
+    // PyTorch refuses a weight that requires grad rather than dropping its gradient.
+    let x = leaf(&rand(6, 3), &[2, 3]);
+    let w = leaf(&[0.5, 1.0, 2.0], &[3]);
+    let target = Tensor::from_vec(vec![2i64, 0], &[2]).unwrap();
+    let l = call1(
+        "aten::nll_loss",
+        vec![
+            tv(&x),
+            tv(&target),
+            tv(&w),
+            IValue::Int(1),
+            IValue::Int(-100),
+        ],
+    )
+    .unwrap();
+    let e = backward(&l).unwrap_err();
+    assert_eq!(
+        e.message,
+        "The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'. This input cannot have requires_grad True."
     );
 }

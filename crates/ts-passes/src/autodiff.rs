@@ -61,6 +61,9 @@ const SYMBOLIC: &[&str] = &[
     "aten::mean",
     "aten::sum.dim_IntList",
     "aten::mean.dim",
+    "aten::softmax.int",
+    "aten::log_softmax.int",
+    "aten::gelu",
 ];
 
 fn rank(g: &Graph, v: ValueId) -> Option<usize> {
@@ -138,6 +141,14 @@ pub fn has_symbolic_gradient(g: &Graph, n: NodeId) -> bool {
             is_none(g, ins[3]) && reduced_dims(g, n).is_some()
         }
         "aten::unsqueeze" => g.to_ivalue(ins[1]).is_some_and(|v| v.as_int().is_some()),
+        // A constant dim and no dtype conversion.
+        "aten::softmax.int" | "aten::log_softmax.int" => {
+            g.to_ivalue(ins[1]).is_some_and(|v| v.as_int().is_some()) && is_none(g, ins[2])
+        }
+        // The exact (erf) form.
+        "aten::gelu" => {
+            matches!(g.to_ivalue(ins[1]), Some(IValue::String(s)) if s.as_str() == "none")
+        }
         _ => true,
     }
 }
@@ -436,6 +447,53 @@ impl Builder {
                     ga = self.top("aten::div", &[ga, n_in]);
                 }
                 vec![Some(ga), None, None, None]
+            }
+            "aten::softmax.int" | "aten::log_softmax.int" => {
+                // softmax: y * (g - sum(g * y, dim)); log_softmax: g - exp(y) * sum(g, dim).
+                let dim = self
+                    .f
+                    .to_ivalue(ins[1])
+                    .and_then(|v| v.as_int())
+                    .unwrap_or(-1);
+                let dims = self.constant(IValue::int_list([dim]));
+                let keep = self.constant(IValue::Bool(true));
+                let none = self.constant(IValue::None);
+                let one = self.constant(IValue::Int(1));
+                let o = self.fwd(out);
+                let ga = if name == "aten::softmax.int" {
+                    let go = self.top("aten::mul", &[g, o]);
+                    let s = self.top("aten::sum", &[go, dims, keep, none]);
+                    let d = self.top("aten::sub", &[g, s, one]);
+                    self.top("aten::mul", &[o, d])
+                } else {
+                    let s = self.top("aten::sum", &[g, dims, keep, none]);
+                    let p = self.top("aten::exp", &[o]);
+                    let ps = self.top("aten::mul", &[p, s]);
+                    self.top("aten::sub", &[g, ps, one])
+                };
+                vec![Some(ga), None, None]
+            }
+            "aten::gelu" => {
+                // d/dx x Φ(x) = Φ(x) + x φ(x), Φ(x) = (1 + erf(x / √2)) / 2.
+                let x = self.fwd(ins[0]);
+                let one = self.constant(IValue::Int(1));
+                let r2 = self.constant(IValue::Double(std::f64::consts::FRAC_1_SQRT_2));
+                let half = self.constant(IValue::Double(0.5));
+                let mhalf = self.constant(IValue::Double(-0.5));
+                let inv_sqrt_2pi = self.constant(IValue::Double(
+                    0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2,
+                ));
+                let xs = self.top("aten::mul", &[x, r2]);
+                let e = self.top("aten::erf", &[xs]);
+                let e1 = self.top("aten::add", &[e, one, one]);
+                let cdf = self.top("aten::mul", &[e1, half]);
+                let x2 = self.top("aten::mul", &[x, x]);
+                let x2h = self.top("aten::mul", &[x2, mhalf]);
+                let ex = self.top("aten::exp", &[x2h]);
+                let pdf = self.top("aten::mul", &[ex, inv_sqrt_2pi]);
+                let xpdf = self.top("aten::mul", &[x, pdf]);
+                let d = self.top("aten::add", &[cdf, xpdf, one]);
+                vec![Some(self.top("aten::mul", &[g, d])), None]
             }
             _ => vec![None; ins.len()],
         }

@@ -123,10 +123,23 @@ pub fn optimize_graph(
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
+    let needs_grad = needs_gradient(input_types);
+    optimize_graph_for_grad(g, input_types, needs_grad, opts, pm)
+}
+
+/// As [`optimize_graph`], told whether gradients are needed: an input requiring grad, or (a
+/// method) a parameter of its module reached through `prim::GetAttr` that does.
+pub fn optimize_graph_for_grad(
+    g: &mut Graph,
+    input_types: &[Option<TensorType>],
+    needs_grad: bool,
+    opts: OptimizeOptions,
+    pm: &mut PassManager,
+) {
     pm.snapshot("Input", g);
     match opts.mode {
-        ExecutorMode::Profiling => profiling_pipeline(g, input_types, opts, pm),
-        ExecutorMode::Legacy => legacy_pipeline(g, input_types, opts, pm),
+        ExecutorMode::Profiling => profiling_pipeline(g, input_types, needs_grad, opts, pm),
+        ExecutorMode::Legacy => legacy_pipeline(g, input_types, needs_grad, opts, pm),
     }
     crate::graph_dump!("Optimized Graph: ", g);
 }
@@ -164,6 +177,7 @@ fn required_passes(g: &mut Graph, pm: &mut PassManager) {
 fn profiling_pipeline(
     g: &mut Graph,
     input_types: &[Option<TensorType>],
+    needs_grad: bool,
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
@@ -225,7 +239,7 @@ fn profiling_pipeline(
         propagate_input_shapes(g);
         true
     });
-    if opts.autodiff && needs_gradient(input_types) {
+    if opts.autodiff && needs_grad {
         // The autodiff path: differentiable subgraphs with symbolic gradients; the rest is
         // recorded by the autograd engine. Passes that would break gradients (BatchMM's
         // `prim::` tree reductions) do not run.
@@ -246,6 +260,7 @@ fn profiling_pipeline(
 fn legacy_pipeline(
     g: &mut Graph,
     input_types: &[Option<TensorType>],
+    needs_grad: bool,
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
@@ -288,7 +303,7 @@ fn legacy_pipeline(
     // runNondiffOptimization
     pm.run("DecomposeOps", g, decompose_ops);
     pm.run("LowerSimpleTuples", g, lower_simple_tuples);
-    if opts.autodiff && needs_gradient(input_types) {
+    if opts.autodiff && needs_grad {
         pm.run("CreateAutodiffSubgraphs", g, create_autodiff_subgraphs);
     } else {
         pm.run("BatchMM", g, batch_mm);

@@ -49,7 +49,9 @@ pub use alias_analysis::AliasDb;
 pub use constant_pooling::constant_pooling;
 pub use constant_propagation::{constant_propagation, constant_propagation_immutable_types};
 pub use dead_code_elimination::{eliminate_dead_code, eliminate_dead_code_in_block};
-pub use executor_pipeline::{optimize_graph, ExecutorMode, OptimizeOptions};
+pub use executor_pipeline::{
+    optimize_graph, optimize_graph_for_grad, ExecutorMode, OptimizeOptions,
+};
 pub use lower_tuples::lower_simple_tuples;
 pub use pass_manager::{PassManager, PassSnapshot};
 pub use side_effects::has_side_effects;

@@ -143,6 +143,7 @@ impl DifferentiableGraph {
             .map(|t| SavedTensor {
                 version: t.version(),
                 tensor: t.clone(),
+                is_output: false,
             })
             .collect();
         let real: Vec<IValue> = outs.into_iter().take(self.f_real_outputs).collect();

@@ -36,6 +36,9 @@ pub enum ArgInfo {
         device: String,
     },
     UndefinedTensor,
+    /// A module (`self` of a method) with a parameter or buffer that requires grad, with grad
+    /// mode on: the plan takes the autodiff path as for an input that requires grad.
+    ModuleRequiresGrad,
     Other,
 }
 
@@ -68,8 +71,29 @@ fn flatten(v: &IValue, out: &mut Vec<ArgInfo>) {
         }
         IValue::Tuple(t) => t.elements.iter().for_each(|e| flatten(e, out)),
         IValue::None => out.push(ArgInfo::UndefinedTensor),
+        IValue::Object(o) if is_grad_enabled() && object_requires_grad(o, 0) => {
+            out.push(ArgInfo::ModuleRequiresGrad)
+        }
         _ => out.push(ArgInfo::Other),
     }
+}
+
+/// True when a tensor attribute of `o` or of its submodules (and their tensor lists)
+/// requires grad.
+fn object_requires_grad(o: &ts_core::Object, depth: usize) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    o.slots.read().iter().any(|v| match v {
+        IValue::Tensor(t) => t.requires_grad(),
+        IValue::Object(sub) => object_requires_grad(sub, depth + 1),
+        IValue::List(l) => l
+            .items
+            .read()
+            .iter()
+            .any(|x| x.as_tensor().is_some_and(|t| t.requires_grad())),
+        _ => false,
+    })
 }
 
 /// The tensor type an argument spec guarantees for a value (dtype, rank, device,
@@ -193,7 +217,13 @@ impl GraphExecutor {
         } else {
             vec![]
         };
-        ts_passes::optimize_graph(&mut g, &types, opts, pm);
+        let module_grad = is_grad_enabled()
+            && inputs.iter().any(|v| match v {
+                IValue::Object(o) => object_requires_grad(o, 0),
+                _ => false,
+            });
+        let needs_grad = module_grad || ts_passes::executor_pipeline::needs_gradient(&types);
+        ts_passes::optimize_graph_for_grad(&mut g, &types, needs_grad, opts, pm);
         if !opts.optimize {
             ts_passes::run_required_passes(&mut g);
         }

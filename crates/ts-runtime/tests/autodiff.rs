@@ -213,6 +213,19 @@ fn a_layer_with_broadcasting() {
 }
 
 #[test]
+fn softmax_log_softmax_and_gelu() {
+    let src = "def f(x, w):\n    h = torch.nn.functional.gelu(torch.mm(x, w))\n    p = torch.softmax(h * 2.0, 1)\n    q = torch.log_softmax(h + p, 0)\n    return (q * p).sum()\n";
+    let ins = [data(&[3, 4], 11), data(&[4, 5], 12)];
+    check_ad(
+        src,
+        "f",
+        &ins,
+        &[0, 1],
+        &["aten::gelu", "aten::softmax", "aten::log_softmax"],
+    );
+}
+
+#[test]
 fn non_differentiable_op_in_the_middle_falls_back_to_the_engine() {
     let src = "def f(x, y):\n    a = x * y + x\n    s = torch.cumsum(a, 0)\n    return torch.sigmoid(s) * y - s / y\n";
     let ins = [data(&[4, 3], 4), data(&[4, 3], 5)];

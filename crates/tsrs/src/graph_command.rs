@@ -52,6 +52,10 @@ pub fn graph(req: GraphRequest<'_>) -> Result<(), CliError> {
         || req.inputs.is_some()
         || req.format == GraphFormat::Html;
     let entry = Program::open(req.program, !req.raw)?.entry(req.entry, req.program)?;
+    // Without `--requires-grad` the plan is the inference one (PyTorch's reference graphs are
+    // taken under no_grad); with it, inputs and the module's parameters that require grad put
+    // the plan on the autodiff path.
+    let _mode = (!req.requires_grad).then(torchscript::autograd::no_grad);
     let g = if wants_pipeline {
         let args = crate::run_command::read_optional_inputs(req.inputs)?;
         if req.requires_grad {

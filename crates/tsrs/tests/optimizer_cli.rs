@@ -238,3 +238,38 @@ fn requires_grad_inputs_show_differentiable_graphs() {
     assert_eq!(rc, 0, "{err}");
     assert!(!out.contains("DifferentiableGraph"), "{out}");
 }
+
+#[test]
+fn module_parameters_that_require_grad_show_differentiable_graphs() {
+    // A scripted MLP (torch.jit.save; its parameters require grad): `--requires-grad` keeps
+    // grad mode on, so the plan takes the autodiff path (parameters alone trigger it: see the
+    // torchscript crate's module_autodiff test); without it the graph is the inference one,
+    // as PyTorch's reference graphs (taken under no_grad) show.
+    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../torchscript/tests/data/mlp.pt");
+    let dir = temp_dir("module-autodiff");
+    let x = ts_tensor::Tensor::from_vec(vec![0.25f32; 16], &[2, 8]).unwrap();
+    let inputs = save_inputs(
+        &dir,
+        ts_core::IValue::tuple(vec![ts_core::IValue::Tensor(x)]),
+    );
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "graph",
+            model.to_str().unwrap(),
+            "--entry",
+            "forward",
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--optimized",
+        ];
+        v.extend_from_slice(extra);
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| tsrs(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (rc, out, err) = run(args(&["--requires-grad"]));
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("prim::DifferentiableGraph"), "{out}");
+    let (rc, out, err) = run(args(&[]));
+    assert_eq!(rc, 0, "{err}");
+    assert!(!out.contains("DifferentiableGraph"), "{out}");
+}

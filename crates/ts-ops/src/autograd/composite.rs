@@ -7,32 +7,13 @@ use ts_core::IValue;
 use ts_tensor::{Error, Tensor};
 
 use super::formula::Table;
-use super::nn::{gather_like, via_decomposition};
+use super::nn::{f_of, gather_like, i_of, reduce, via_decomposition};
 use super::ops::{self as o, tv};
 
 fn t_of(a: &[IValue], i: usize) -> Result<Tensor, Error> {
     a[i].as_tensor()
         .cloned()
         .ok_or_else(|| Error::runtime("autograd: expected a tensor argument"))
-}
-
-fn f_of(a: &[IValue], i: usize) -> f64 {
-    a.get(i)
-        .and_then(|v| v.as_scalar())
-        .map(|s| s.to_f64())
-        .unwrap_or(0.0)
-}
-
-fn i_of(a: &[IValue], i: usize) -> i64 {
-    a.get(i).and_then(|v| v.as_int()).unwrap_or(0)
-}
-
-fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
-    match reduction {
-        0 => Ok(l.clone()),
-        1 => o::call1("aten::mean", vec![tv(l), IValue::None]),
-        _ => o::sum(l),
-    }
 }
 
 fn vnorm(x: &Tensor, p: f64, dim: i64, keepdim: bool) -> Result<Tensor, Error> {
@@ -663,6 +644,18 @@ pub(super) fn register(t: &mut Table) {
             Some(o::zeros_like(c.t(0)?)?),
             Some(o::reshape(&o::sum(&g[0])?, &c.t(1)?.sizes())?),
         ])
+    });
+    // `self.copy_(src)`: `self`'s old values are gone; `src` gets the gradient, summed over
+    // broadcast dimensions and cast to its dtype.
+    t.linear("aten::copy", |c, g| {
+        let src = c.t(1)?;
+        let r = o::reduce_to(&g[0], src)?;
+        let r = if r.dtype() != src.dtype() {
+            o::to_dtype(&r, src.dtype())?
+        } else {
+            r
+        };
+        Ok(vec![Some(o::zeros_like(c.t(0)?)?), Some(r)])
     });
     t.linear("aten::max_unpool2d", |c, g| {
         let x = c.t(0)?;

@@ -82,6 +82,17 @@ fn quantile_along(
 }
 
 /// `quantile`/`nanquantile` (`q` a float or a 0-d/1-d tensor) from `sort` and `gather`.
+/// The decomposition treats the quantile levels as constants: a `q` tensor that requires grad
+/// is an error rather than a silently missing gradient.
+fn q_needs_no_grad(c: &super::formula::Ctx) -> Result<(), Error> {
+    match c.args.0.get(1) {
+        Some(IValue::Tensor(q)) if q.requires_grad() => Err(Error::runtime(
+            "the derivative of quantile with respect to q is not implemented in tsrs",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn quantile_decomposed(a: &[IValue], ignore_nan: bool) -> Result<Tensor, Error> {
     let x0 = t_of(a, 0)?;
     let dim = a.get(2).and_then(|v| v.as_int());
@@ -384,11 +395,13 @@ pub(super) fn register(t: &mut Table) {
     });
     for name in ["aten::quantile", "aten::quantile.scalar"] {
         t.add(name, |c, g| {
+            q_needs_no_grad(c)?;
             via_decomposition(c, g, |a| Ok(vec![quantile_decomposed(a, false)?]))
         });
     }
     for name in ["aten::nanquantile", "aten::nanquantile.scalar"] {
         t.add(name, |c, g| {
+            q_needs_no_grad(c)?;
             via_decomposition(c, g, |a| Ok(vec![quantile_decomposed(a, true)?]))
         });
     }

@@ -141,8 +141,7 @@ impl Table {
     }
 }
 
-/// The formula of the operator `full_name` (`aten::mul.Tensor`), if it is differentiable here.
-pub fn formula_for(full_name: &str) -> Option<Formula> {
+fn table() -> &'static HashMap<&'static str, Formula> {
     static T: OnceLock<HashMap<&'static str, Formula>> = OnceLock::new();
     T.get_or_init(|| {
         let mut t = Table::default();
@@ -161,6 +160,16 @@ pub fn formula_for(full_name: &str) -> Option<Formula> {
         super::decomposed::register(&mut t);
         t.0
     })
-    .get(full_name)
-    .copied()
+}
+
+/// The formula of the operator `full_name` (`aten::mul.Tensor`), if it is differentiable here.
+pub fn formula_for(full_name: &str) -> Option<Formula> {
+    table().get(full_name).copied()
+}
+
+/// Every operator with a derivative formula, sorted (the whole-table gradcheck walks it).
+pub fn formula_names() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = table().keys().copied().collect();
+    v.sort_unstable();
+    v
 }

@@ -29,7 +29,8 @@ impl Default for Tolerance {
     }
 }
 
-fn float_outputs(vals: &[IValue]) -> Vec<Tensor> {
+/// The floating-point tensors among `vals` (tensor lists expanded), in order.
+pub fn float_outputs(vals: &[IValue]) -> Vec<Tensor> {
     let mut v = Vec::new();
     for x in vals {
         match x {

@@ -477,28 +477,7 @@ pub(super) fn register(t: &mut Table) {
                 "the derivative of linalg_solve with left=False is not implemented in tsrs",
             ));
         }
-        let x = c.out(0)?;
-        let vec_b = b.dim() == 1
-            || (b.dim() + 1 == a.dim() && b.sizes().last() == a.sizes().get(a.dim() - 1));
-        let (xg, gg) = if vec_b {
-            (o::unsqueeze(&x, -1)?, o::unsqueeze(&g[0], -1)?)
-        } else {
-            (x, g[0].clone())
-        };
-        let gb = o::call1(
-            "aten::linalg_solve",
-            vec![tv(&o::mh(a)?), tv(&gg), IValue::Bool(true)],
-        )?;
-        let ga = o::neg(&o::matmul(&gb, &o::mh(&xg)?)?)?;
-        let gb = if vec_b {
-            o::call1("aten::squeeze.dim", vec![tv(&gb), IValue::Int(-1)])?
-        } else {
-            gb
-        };
-        Ok(vec![
-            Some(o::sum_to(&ga, &a.sizes())?),
-            Some(o::sum_to(&gb, &b.sizes())?),
-        ])
+        solve_grads(a, b, &c.out(0)?, &g[0])
     });
     t.add("aten::kron", |c, g| {
         let (a, b) = (c.t(0)?, c.t(1)?);

@@ -6,6 +6,7 @@
 
 pub mod api;
 mod composite;
+mod copy_slices;
 mod decomposed;
 pub mod engine;
 mod factorization;
@@ -21,4 +22,4 @@ mod scatter_reduce;
 mod shape;
 mod spectral;
 
-pub use formula::{formula_for, Ctx, Formula};
+pub use formula::{formula_for, formula_names, Ctx, Formula};

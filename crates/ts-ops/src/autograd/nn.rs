@@ -127,19 +127,30 @@ fn ot_of(a: &[IValue], i: usize) -> Option<Tensor> {
     a.get(i).and_then(|v| v.as_tensor().cloned())
 }
 
-fn f_of(a: &[IValue], i: usize) -> f64 {
+pub(super) fn f_of(a: &[IValue], i: usize) -> f64 {
     a.get(i)
         .and_then(|v| v.as_scalar())
         .map(|s| s.to_f64())
         .unwrap_or(0.0)
 }
 
-fn i_of(a: &[IValue], i: usize) -> i64 {
+pub(super) fn i_of(a: &[IValue], i: usize) -> i64 {
     a.get(i).and_then(|v| v.as_int()).unwrap_or(0)
 }
 
+/// PyTorch's error for a tensor argument its formula does not differentiate (a loss's class
+/// weights), raised when that argument requires grad instead of dropping its gradient.
+fn not_differentiable(c: &Ctx, i: usize, func: &str, arg: &str) -> Result<(), Error> {
+    match c.args.0.get(i) {
+        Some(IValue::Tensor(t)) if t.requires_grad() => Err(Error::runtime(format!(
+            "The function '{func}' is not differentiable with respect to argument '{arg}'. This input cannot have requires_grad True."
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `reduction` (0 none, 1 mean, 2 sum) applied to an elementwise loss.
-fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
+pub(super) fn reduce(l: &Tensor, reduction: i64) -> Result<Tensor, Error> {
     match reduction {
         0 => Ok(l.clone()),
         1 => o::call1("aten::mean", vec![tv(l), IValue::None]),
@@ -448,6 +459,7 @@ pub(super) fn register(t: &mut Table) {
     });
     for name in ["aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss2d"] {
         t.add(name, |c, g| {
+            not_differentiable(c, 2, "nll_loss_forward", "weight")?;
             let x = c.t(0)?;
             let target = c.t(1)?;
             let w = c.args.ot(2)?;
@@ -457,10 +469,20 @@ pub(super) fn register(t: &mut Table) {
         });
     }
     t.add("aten::cross_entropy_loss", |c, g| {
+        if !c.t(1)?.dtype().is_floating_point() {
+            not_differentiable(c, 2, "nll_loss_forward", "weight")?;
+        }
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let y = t_of(a, 1)?;
-            let w = ot_of(a, 2);
+            // Class weights with class-index targets are not differentiable (checked above).
+            let w = ot_of(a, 2).map(|w| {
+                if y.dtype().is_floating_point() {
+                    w
+                } else {
+                    w.detach()
+                }
+            });
             let red = i_of(a, 3);
             let ig = i_of(a, 4);
             let ls = f_of(a, 5);
@@ -553,6 +575,7 @@ pub(super) fn register(t: &mut Table) {
     });
 
     t.add("aten::multi_margin_loss", |c, g| {
+        not_differentiable(c, 4, "multi_margin_loss", "weight")?;
         via_decomposition(c, g, |a| {
             let x = t_of(a, 0)?;
             let y = t_of(a, 1)?;
@@ -1007,26 +1030,7 @@ fn normalize_stats(x: &Tensor, dims: &[i64], eps: f64) -> Result<(Tensor, Tensor
 }
 
 fn normalize(x: &Tensor, dims: &[i64], eps: f64) -> Result<Tensor, Error> {
-    let mean = o::call1(
-        "aten::mean.dim",
-        vec![
-            tv(x),
-            IValue::int_list(dims.to_vec()),
-            IValue::Bool(true),
-            IValue::None,
-        ],
-    )?;
-    let xc = o::sub(x, &mean)?;
-    let var = o::call1(
-        "aten::mean.dim",
-        vec![
-            tv(&o::square(&xc)?),
-            IValue::int_list(dims.to_vec()),
-            IValue::Bool(true),
-            IValue::None,
-        ],
-    )?;
-    o::mul(&xc, &o::rsqrt(&o::add_s(&var, eps)?)?)
+    normalize_stats(x, dims, eps).map(|(y, _, _)| y)
 }
 
 fn affine(y: Tensor, w: Option<Tensor>, b: Option<Tensor>) -> Result<Tensor, Error> {

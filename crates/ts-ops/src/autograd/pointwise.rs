@@ -30,6 +30,33 @@ fn unary_c(c: &Ctx, g: &[Tensor], d: impl Fn(&Tensor) -> Result<Tensor, Error>) 
     one(o::mul(&g[0], &dx)?)
 }
 
+/// A unary formula written with the operator's result `y`: `g * conj(d(y))`. When the backward
+/// pass records (`create_graph=True`) `y` is recomputed from the input so that it carries
+/// history; an in-place operator's input is gone by then, which is an error rather than a
+/// wrong second derivative.
+fn from_result(c: &Ctx, g: &[Tensor], d: impl Fn(Tensor) -> Result<Tensor, Error>) -> R {
+    let y = if ts_tensor::autograd::is_grad_enabled() {
+        let x = c.t(0)?;
+        let saved = c.out(0)?;
+        if ts_tensor::Storage::ptr_eq(&x.storage(), &saved.storage()) {
+            return Err(Error::runtime(format!(
+                "tsrs: double backward through the in-place form of {} is not supported",
+                c.op
+            )));
+        }
+        c.rerun(0)?
+    } else {
+        c.out(0)?
+    };
+    let dy = d(y)?;
+    let dy = if dy.dtype().is_complex() {
+        o::conj(&dy)?
+    } else {
+        dy
+    };
+    one(o::mul(&g[0], &dy)?)
+}
+
 fn scalar_arg(c: &Ctx, i: usize) -> Result<f64, Error> {
     let s = c.args.s(i)?;
     Ok(s.to_f64())
@@ -77,7 +104,14 @@ pub(super) fn register(t: &mut Table) {
         }
         unary(c, g, o::sign)
     });
-    t.add("aten::exp", |c, g| unary_c(c, g, o::exp));
+    // exp, tanh and sigmoid read their result (as PyTorch: an in-place write to it is caught).
+    t.result("aten::exp", |c, g| from_result(c, g, Ok));
+    t.result("aten::tanh", |c, g| {
+        from_result(c, g, |y| o::rsub_s(&o::square(&y)?, 1.0))
+    });
+    t.result("aten::sigmoid", |c, g| {
+        from_result(c, g, |y| o::mul(&y, &o::rsub_s(&y, 1.0)?))
+    });
     t.add("aten::exp2", |c, g| {
         unary(c, g, |x| {
             o::mul_s(
@@ -118,9 +152,6 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::sinh", |c, g| unary_c(c, g, o::cosh));
     t.add("aten::cosh", |c, g| unary_c(c, g, o::sinh));
-    t.add("aten::tanh", |c, g| {
-        unary_c(c, g, |x| o::rsub_s(&o::square(&o::tanh(x)?)?, 1.0))
-    });
     t.add("aten::asin", |c, g| {
         unary_c(c, g, |x| o::rsqrt(&o::rsub_s(&o::square(x)?, 1.0)?))
     });
@@ -140,12 +171,6 @@ pub(super) fn register(t: &mut Table) {
     });
     t.add("aten::atanh", |c, g| {
         unary_c(c, g, |x| o::reciprocal(&o::rsub_s(&o::square(x)?, 1.0)?))
-    });
-    t.add("aten::sigmoid", |c, g| {
-        unary_c(c, g, |x| {
-            let s = o::sigmoid(x)?;
-            o::mul(&s, &o::rsub_s(&s, 1.0)?)
-        })
     });
     t.add("aten::logit", |c, g| {
         // 1 / (x (1 - x)); with eps, 0 outside [eps, 1 - eps].

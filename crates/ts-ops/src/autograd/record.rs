@@ -14,6 +14,7 @@ use ts_core::{FunctionSchema, IValue, Type};
 use ts_tensor::autograd::{is_grad_enabled, Edge, GradModeGuard, Node, SavedTensor};
 use ts_tensor::{Error, Tensor};
 
+use super::copy_slices;
 use super::formula::{formula_for, Ctx, Formula};
 use crate::registry::{Operation, Stack};
 use crate::tensor_ops::Args;
@@ -102,6 +103,7 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
     // `out=` overloads write keyword-only arguments; they do not record: with grad mode on, an
     // argument (out included) that requires grad is an error, as in PyTorch.
     let is_out = written.iter().any(|&i| schema.arguments[i].kwarg_only);
+    let is_view = !in_place && written.is_empty() && returns_alias_of_self(schema);
     let mut formula_op = full.clone();
     let formula = if in_place {
         let functional = format!(
@@ -132,6 +134,7 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
         written,
         in_place,
         is_out,
+        is_view,
         formula,
         formula_op: Arc::from(formula_op),
     });
@@ -157,12 +160,38 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
                 info.short_name
             )));
         }
-        let record = is_grad_enabled()
+        let grad_mode = is_grad_enabled();
+        if grad_mode {
+            for &i in info.tensor_args.iter() {
+                if let IValue::Tensor(t) = &s[base + i] {
+                    copy_slices::refresh_view(t);
+                }
+            }
+        }
+        let record = grad_mode
             && !info.is_out
             && info
                 .tensor_args
                 .iter()
                 .any(|&i| ivalue_requires_grad(&s[base + i]));
+        // The view an in-place operator writes, with its base (see `copy_slices`).
+        let through_view = match &s[base] {
+            IValue::Tensor(t) if record && info.in_place => {
+                t.view_info().map(|(b, _)| (t.clone(), b))
+            }
+            _ => None,
+        };
+        let view_input = match &s[base] {
+            IValue::Tensor(t) if grad_mode && info.is_view => Some(t.clone()),
+            _ => None,
+        };
+        if let Some((_, b)) = &through_view {
+            if b.is_leaf() && b.requires_grad() {
+                return Err(Error::runtime(
+                    "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+                ));
+            }
+        }
         if record {
             run_recorded(info, &op, s, base)?;
         } else {
@@ -171,7 +200,33 @@ pub fn wrap(schema: &FunctionSchema, op: Operation) -> Operation {
         for t in &written {
             t.bump_version();
         }
+        if let Some((v, b)) = through_view {
+            copy_slices::rebase_through_view(&v, &b)?;
+            v.set_view_base(b, v.version());
+        }
+        if let Some(input) = view_input {
+            let outs = flat_outputs(&s[base..]);
+            let outs: Vec<Tensor> = outs.into_iter().filter(differentiable).collect();
+            copy_slices::mark_views(&input, &outs);
+        }
         Ok(())
+    })
+}
+
+/// True when the schema's results alias `self` without writing it (`select`, `view`, `split`'s
+/// list): the outputs are views of `self`.
+fn returns_alias_of_self(schema: &FunctionSchema) -> bool {
+    let Some(a0) = schema.arguments.first().and_then(|a| a.alias_info.as_ref()) else {
+        return false;
+    };
+    if a0.is_write || a0.before_sets.is_empty() || a0.before_sets.iter().any(|s| s == "*") {
+        return false;
+    }
+    schema.returns.iter().any(|r| {
+        r.alias_info.as_ref().is_some_and(|ri| {
+            ri.before_sets == a0.before_sets
+                || ri.contained.iter().any(|c| c.before_sets == a0.before_sets)
+        })
     })
 }
 
@@ -185,6 +240,9 @@ struct OpInfo {
     written: Vec<usize>,
     in_place: bool,
     is_out: bool,
+    /// The outputs are views of `self` (marked so an in-place write through them rewrites
+    /// `self`'s history).
+    is_view: bool,
     formula: Option<Formula>,
     /// The operator the formula is written for (the functional one for an in-place op).
     formula_op: Arc<str>,
@@ -367,6 +425,7 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
                 .map(|t| SavedTensor {
                     version: t.version(),
                     tensor: t.clone(),
+                    is_output: false,
                 })
                 .collect()
         }
@@ -378,6 +437,7 @@ fn run_recorded(info: &OpInfo, op: &Operation, s: &mut Stack, base: usize) -> Re
             saved.push(SavedTensor {
                 version: r.version() + u64::from(info.in_place),
                 tensor: r.detach(),
+                is_output: true,
             });
         }
     }

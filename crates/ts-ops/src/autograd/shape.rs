@@ -35,6 +35,15 @@ fn join(g: &[Tensor], dim: i64, stack: bool) -> Result<Tensor, Error> {
     )
 }
 
+/// The gradient of a view that `scatter_op` undoes: `g` written into zeros shaped like
+/// `self`, with the view's own arguments (1 to `n_args`) passed on.
+fn scatter_back(c: &Ctx, g: &Tensor, scatter_op: &str, n_args: usize) -> R {
+    let x = c.t(0)?;
+    let mut args = vec![tv(&zeros_of(x, g)?), tv(g)];
+    args.extend(c.args.0[1..=n_args].iter().cloned());
+    one(o::call1(scatter_op, args)?)
+}
+
 pub(super) fn register(t: &mut Table) {
     // Reshapes: the gradient takes the input's shape back.
     for name in [
@@ -70,10 +79,6 @@ pub(super) fn register(t: &mut Table) {
         "aten::to.prim_dtype",
         "aten::to.prim_other",
         "aten::type_as",
-        "aten::double",
-        "aten::float",
-        "aten::half",
-        "aten::bfloat16",
         "aten::_to_copy",
         "aten::lift_fresh",
         "aten::contiguous",
@@ -164,32 +169,12 @@ pub(super) fn register(t: &mut Table) {
     // Slicing and indexing.
     for name in ["aten::select.int", "aten::select_copy.int"] {
         t.linear(name, |c, g| {
-            let x = c.t(0)?;
-            one(o::call1(
-                "aten::select_scatter",
-                vec![
-                    tv(&zeros_of(x, &g[0])?),
-                    tv(&g[0]),
-                    c.args.0[1].clone(),
-                    c.args.0[2].clone(),
-                ],
-            )?)
+            scatter_back(c, &g[0], "aten::select_scatter", 2)
         });
     }
     for name in ["aten::slice.Tensor", "aten::slice_copy.Tensor"] {
         t.linear(name, |c, g| {
-            let x = c.t(0)?;
-            one(o::call1(
-                "aten::slice_scatter",
-                vec![
-                    tv(&zeros_of(x, &g[0])?),
-                    tv(&g[0]),
-                    c.args.0[1].clone(),
-                    c.args.0[2].clone(),
-                    c.args.0[3].clone(),
-                    c.args.0[4].clone(),
-                ],
-            )?)
+            scatter_back(c, &g[0], "aten::slice_scatter", 4)
         });
     }
     for name in ["aten::narrow", "aten::narrow_copy"] {

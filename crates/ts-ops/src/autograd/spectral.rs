@@ -107,19 +107,26 @@ fn r2c_grad(c: &Ctx, g: &[Tensor], one_dim: bool) -> R {
         let (dims, lens) = nd_dims(x, c.args.oints(1)?, c.args.oints(2)?);
         (dims, lens, c.args.ostr(3)?)
     };
+    half_spectrum_back(x, &g[0], &dims, &lens, dual(norm))
+}
+
+/// The gradient of a real-to-half-spectrum transform over `dims` (signal lengths `lens`): the
+/// half spectrum `g` padded to the full last length, inverse-transformed with normalization
+/// `norm`, its real part fitted back to `x`'s sizes.
+fn half_spectrum_back(x: &Tensor, g: &Tensor, dims: &[i64], lens: &[i64], norm: IValue) -> R {
     let last = *dims.last().unwrap_or(&0);
-    let full = fit(&g[0], last, *lens.last().unwrap_or(&1))?;
+    let full = fit(g, last, *lens.last().unwrap_or(&1))?;
     let mut r = o::call1(
         "aten::fft_ifftn",
         vec![
             tv(&full),
             IValue::None,
-            IValue::int_list(dims.clone()),
-            dual(norm),
+            IValue::int_list(dims.to_vec()),
+            norm,
         ],
     )?;
     r = o::real(&r)?;
-    for &d in &dims {
+    for &d in dims {
         r = fit(&r, d, x.sizes()[d as usize])?;
     }
     one(r)
@@ -244,23 +251,7 @@ fn ihfft_grad(c: &Ctx, g: &[Tensor], one_dim: bool) -> R {
         Some("ortho") => Some("ortho"),
         _ => Some("forward"),
     };
-    let gc = o::conj(&g[0])?;
-    let last = *dims.last().unwrap_or(&0);
-    let full = fit(&gc, last, *lens.last().unwrap_or(&1))?;
-    let mut r = o::call1(
-        "aten::fft_ifftn",
-        vec![
-            tv(&full),
-            IValue::None,
-            IValue::int_list(dims.clone()),
-            dual(rnorm),
-        ],
-    )?;
-    r = o::real(&r)?;
-    for &d in &dims {
-        r = fit(&r, d, x.sizes()[d as usize])?;
-    }
-    one(r)
+    half_spectrum_back(x, &o::conj(&g[0])?, &dims, &lens, dual(rnorm))
 }
 
 /// Registers the complex-to-real and Hermitian transforms.

@@ -29,6 +29,12 @@ pub struct AutogradMeta {
     pub output_nr: usize,
     /// Set by `retain_grad()` on a non-leaf.
     pub retains_grad: bool,
+    /// For a view made while grad mode was on: the tensor it views (itself never a view).
+    /// An in-place write through the view rewrites that base's history (`CopySlices`).
+    pub view_base: Option<Tensor>,
+    /// The storage version when this view's `grad_fn` last matched its base's history; a
+    /// write since (through the base or another view) makes the history stale.
+    pub view_version: u64,
 }
 
 impl Tensor {
@@ -87,6 +93,27 @@ impl Tensor {
     /// True when `retain_grad()` was called on this non-leaf.
     pub fn retains_grad(&self) -> bool {
         self.autograd().as_ref().is_some_and(|m| m.retains_grad)
+    }
+
+    /// The base this tensor is a view of (see [`AutogradMeta::view_base`]).
+    pub fn view_base(&self) -> Option<Tensor> {
+        self.autograd().as_ref().and_then(|m| m.view_base.clone())
+    }
+
+    /// The base this tensor views and the version its history was last in step with it.
+    pub fn view_info(&self) -> Option<(Tensor, u64)> {
+        self.autograd()
+            .as_ref()
+            .and_then(|m| m.view_base.clone().map(|b| (b, m.view_version)))
+    }
+
+    /// Marks this tensor as a view of `base` (a tensor that is not itself a view) whose history
+    /// is in step with the base at storage version `version`.
+    pub fn set_view_base(&self, base: Tensor, version: u64) {
+        let mut g = self.autograd();
+        let m = g.get_or_insert_with(Default::default);
+        m.view_base = Some(base);
+        m.view_version = version;
     }
 
     /// `Tensor._version`: how many in-place writes its storage has seen.

@@ -25,6 +25,22 @@ pub enum Edge {
 pub struct SavedTensor {
     pub tensor: Tensor,
     pub version: u64,
+    /// Whether it is output 0 of the node that saves it (`exp`, `relu`: the formula reads the
+    /// result); the version error then names that node, as PyTorch does.
+    pub is_output: bool,
+}
+
+/// How PyTorch's version-counter error names a node: the class name without its
+/// `Backward<N>` suffix (`MulBackward0` → `Mul`); `CopySlices` by its C++ name.
+fn node_label(name: &str) -> String {
+    if name == "CopySlices" {
+        return "torch::autograd::CopySlices".into();
+    }
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    match stem.strip_suffix("Backward") {
+        Some(s) if stem.len() < name.len() => s.to_string(),
+        _ => name.to_string(),
+    }
 }
 
 /// One recorded operation of the backward graph.
@@ -68,12 +84,18 @@ impl Node {
             let now = s.tensor.version();
             if now != s.version {
                 let m = s.tensor.meta();
-                let what = match s.tensor.grad_fn() {
-                    Some((f, nr)) => format!(", which is output {nr} of {},", f.name),
-                    None => String::new(),
+                let what = if s.is_output {
+                    format!(", which is output 0 of {},", node_label(&self.name))
+                } else {
+                    match s.tensor.grad_fn() {
+                        Some((f, nr)) => {
+                            format!(", which is output {nr} of {},", node_label(&f.name))
+                        }
+                        None => String::new(),
+                    }
                 };
                 return Err(Error::runtime(format!(
-                    "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{}Tensor {:?}]{what} is at version {now}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                    "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{}Tensor {:?}]{what} is at version {now}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
                     m.dtype.scalar_type_name(),
                     m.sizes.as_slice(),
                     s.version
