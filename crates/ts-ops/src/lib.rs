@@ -16,6 +16,7 @@ pub mod stack;
 pub mod strings;
 pub mod tensor_ops;
 pub mod upgraders;
+pub mod value_hash;
 
 pub use fast::ScalarOp;
 pub use registry::{
@@ -35,6 +36,7 @@ pub fn register_builtins(r: &Registry) {
     tensor_ops::register(r);
     autograd::api::register(r);
     upgraders::register(r);
+    value_hash::register(r);
     quantized::register(r);
 }
 

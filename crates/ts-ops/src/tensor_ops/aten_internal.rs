@@ -8,7 +8,7 @@
 //! kernel and lets autograd record the parts.
 
 use ts_core::{IValue, Type};
-use ts_tensor::{DType, Error, Scalar, Tensor};
+use ts_tensor::{resize_out_and_copy, DType, Error, Scalar, Tensor};
 
 use super::{def, Args};
 use crate::autograd::ops::call;
@@ -68,6 +68,35 @@ fn triple(v: Vec<Tensor>) -> Result<(Tensor, Tensor, Tensor), Error> {
         (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
         _ => Err(Error::runtime("expected three results")),
     }
+}
+
+/// `native_batch_norm` over the `_batch_norm_with_update`/`_no_update` argument layout
+/// `(input, weight, bias, running_mean, running_var, momentum, eps)`, with the running
+/// statistics given (the caller's, updated in place, or copies).
+fn batch_norm_update(
+    a: &Args,
+    running_mean: IValue,
+    running_var: IValue,
+    training: bool,
+) -> Result<(Tensor, Tensor, Tensor), Error> {
+    triple(call_ts(
+        "aten::native_batch_norm",
+        vec![
+            a.v(0)?.clone(),
+            a.v(1)?.clone(),
+            a.v(2)?.clone(),
+            running_mean,
+            running_var,
+            IValue::Bool(training),
+            a.v(5)?.clone(),
+            a.v(6)?.clone(),
+        ],
+    )?)
+}
+
+/// The empty `reserve` result of the `_batch_norm_with_update` family (cuDNN's workspace).
+fn empty_reserve() -> Result<Tensor, Error> {
+    ts_tensor::factory::empty(&[0], Some(DType::UInt8))
 }
 
 fn opt_tensor(a: &Args, i: usize) -> Result<IValue, Error> {
@@ -336,64 +365,36 @@ fn register_batch_norms(r: &Registry) {
     });
     // (input, weight, bias, running_mean!, running_var!, momentum, eps) -> 4 tensors
     def(r, "aten::_batch_norm_with_update", |a| {
-        let (out, m, v) = triple(call_ts(
-            "aten::native_batch_norm",
-            vec![
-                a.v(0)?.clone(),
-                a.v(1)?.clone(),
-                a.v(2)?.clone(),
-                a.v(3)?.clone(),
-                a.v(4)?.clone(),
-                IValue::Bool(true),
-                a.v(5)?.clone(),
-                a.v(6)?.clone(),
-            ],
-        )?)?;
-        let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
-        Ok((out, m, v, reserve))
+        let (out, m, v) = batch_norm_update(a, a.v(3)?.clone(), a.v(4)?.clone(), true)?;
+        Ok((out, m, v, empty_reserve()?))
+    });
+    def(r, "aten::_batch_norm_with_update.out", |a| {
+        // The running statistics update in place, as in the functional overload; the four
+        // results land in `out`, `save_mean`, `save_invstd`, `reserve`.
+        let (out, m, v) = batch_norm_update(a, a.v(3)?.clone(), a.v(4)?.clone(), true)?;
+        Ok((
+            resize_out_and_copy(a.t(7)?, &out)?,
+            resize_out_and_copy(a.t(8)?, &m)?,
+            resize_out_and_copy(a.t(9)?, &v)?,
+            resize_out_and_copy(a.t(10)?, &empty_reserve()?)?,
+        ))
     });
     def(r, "aten::_batch_norm_with_update_functional", |a| {
         let rm = a.t(3)?.clone_tensor()?;
         let rv = a.t(4)?.clone_tensor()?;
-        let (out, m, v) = triple(call_ts(
-            "aten::native_batch_norm",
-            vec![
-                a.v(0)?.clone(),
-                a.v(1)?.clone(),
-                a.v(2)?.clone(),
-                tv(&rm),
-                tv(&rv),
-                IValue::Bool(true),
-                a.v(5)?.clone(),
-                a.v(6)?.clone(),
-            ],
-        )?)?;
-        let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
+        let (out, m, v) = batch_norm_update(a, tv(&rm), tv(&rv), true)?;
         Ok(Many(vec![
             tv(&out),
             tv(&m),
             tv(&v),
-            tv(&reserve),
+            tv(&empty_reserve()?),
             tv(&rm),
             tv(&rv),
         ]))
     });
     def(r, "aten::_batch_norm_no_update", |a| {
-        let (out, m, v) = triple(call_ts(
-            "aten::native_batch_norm",
-            vec![
-                a.v(0)?.clone(),
-                a.v(1)?.clone(),
-                a.v(2)?.clone(),
-                a.v(3)?.clone(),
-                a.v(4)?.clone(),
-                IValue::Bool(false),
-                a.v(5)?.clone(),
-                a.v(6)?.clone(),
-            ],
-        )?)?;
-        let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
-        Ok((out, m, v, reserve))
+        let (out, m, v) = batch_norm_update(a, a.v(3)?.clone(), a.v(4)?.clone(), false)?;
+        Ok((out, m, v, empty_reserve()?))
     });
     // (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     def(r, "aten::_batch_norm_impl_index", |a| {

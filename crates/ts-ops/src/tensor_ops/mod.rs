@@ -17,6 +17,7 @@ mod derived;
 mod distance;
 mod einsum;
 mod foreach;
+pub mod generators;
 mod fused_optim;
 mod interpolate_legacy;
 mod layers;
@@ -26,6 +27,7 @@ mod metadata;
 mod nn;
 mod number_theory;
 mod packed_sequence;
+mod philox;
 mod queries;
 mod random;
 mod reductions;
@@ -90,6 +92,8 @@ pub fn register(r: &Registry) {
     derived::register(r);
     foreach::register(r);
     aliases::register(r);
+    philox::register(r);
+    generators::register(r);
 }
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
