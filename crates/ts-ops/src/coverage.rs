@@ -101,6 +101,7 @@ mod tests {
             "quantized",
             "backward-only",
             "nested",
+            "unsupported-dtype",
         ];
         let lines: Vec<&str> = crate::schema_table::all_lines().map(full_name_of).collect();
         for (cat, pat) in rules() {

@@ -11,6 +11,7 @@ pub mod optimizer_ops;
 pub mod prim;
 pub mod quantized;
 pub mod registry;
+pub mod save_hook;
 pub mod schema_table;
 pub mod stack;
 pub mod strings;
@@ -37,6 +38,7 @@ pub fn register_builtins(r: &Registry) {
     autograd::api::register(r);
     upgraders::register(r);
     value_hash::register(r);
+    save_hook::register(r);
     quantized::register(r);
 }
 

@@ -99,6 +99,29 @@ fn empty_reserve() -> Result<Tensor, Error> {
     ts_tensor::factory::empty(&[0], Some(DType::UInt8))
 }
 
+/// The `Tensor?[]` indices of `self`, each clamped into its dim's range `[-size, size - 1]`
+/// as ATen's `_unsafe_masked_index*` do (masked-out positions may hold any index).
+fn clamped_indices(x: &Tensor, indices: &[Option<Tensor>]) -> Result<IValue, Error> {
+    let sizes = x.sizes();
+    let items = indices
+        .iter()
+        .enumerate()
+        .map(|(d, ix)| match ix {
+            None => Ok(IValue::None),
+            Some(t) if t.dtype() == DType::Bool || t.dtype() == DType::UInt8 => {
+                Ok(IValue::Tensor(t.clone()))
+            }
+            Some(t) => {
+                let n = sizes.get(d).copied().unwrap_or(1);
+                Ok(IValue::Tensor(
+                    t.clamp(Some(Scalar::Int(-n)), Some(Scalar::Int(n - 1)))?,
+                ))
+            }
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(IValue::list(Type::optional(Type::tensor()), items))
+}
+
 fn opt_tensor(a: &Args, i: usize) -> Result<IValue, Error> {
     Ok(a.ot(i)?.map_or(IValue::None, tv))
 }
@@ -475,13 +498,71 @@ pub fn register(r: &Registry) {
         def(r, name, |a| call_t("aten::index_put_", a.0[..4].to_vec()));
     }
     def(r, "aten::_unsafe_masked_index", |a| {
-        // where(mask, self[indices], fill)
-        let picked = call_t("aten::index.Tensor", vec![a.v(0)?.clone(), a.v(2)?.clone()])?;
+        // where(mask, self[clamp(indices)], fill): masked-out positions may hold any index.
+        let indices = clamped_indices(a.t(0)?, &a.opt_tensors(2)?)?;
+        let picked = call_t("aten::index.Tensor", vec![a.v(0)?.clone(), indices])?;
         call_t(
             "aten::where.ScalarOther",
             vec![a.v(1)?.clone(), tv(&picked), a.v(3)?.clone()],
         )
     });
+    def(r, "aten::_unsafe_masked_index_put_accumulate", |a| {
+        // The backward of `_unsafe_masked_index`: masked-out values become 0, then accumulate
+        // at the (clamped) indices.
+        let x = a.t(0)?;
+        let kept = call_t(
+            "aten::where.ScalarOther",
+            vec![a.v(1)?.clone(), a.v(3)?.clone(), IValue::Int(0)],
+        )?;
+        let indices = clamped_indices(x, &a.opt_tensors(2)?)?;
+        call_t(
+            "aten::index_put",
+            vec![tv(x), indices, tv(&kept), IValue::Bool(true)],
+        )
+    });
+    def(r, "aten::_grad_sum_to_size", |a| match a.oints(1)? {
+        None => Ok(a.t(0)?.clone()),
+        Some(size) => a.t(0)?.sum_to_size(&size),
+    });
+    def(r, "aten::_has_same_storage_numel", |a| {
+        let n = |t: &Tensor| t.meta_snapshot().storage.nbytes() / t.dtype().size();
+        Ok(n(a.t(0)?) == n(a.t(1)?))
+    });
+    def(r, "aten::_make_dep_token", |a| {
+        // An empty scalar ordering side effects in functionalized graphs; its value is unused.
+        a.check_device(2)?;
+        ts_tensor::factory::zeros(&[], a.dtype(0)?)
+    });
+    // Functionalized assertions: check, then pass the dependency token on.
+    def(r, "aten::_functional_assert_async.msg", |a| {
+        call(
+            "aten::_assert_async.msg",
+            vec![a.v(0)?.clone(), a.v(1)?.clone()],
+        )?;
+        a.t(2)?.clone_tensor()
+    });
+    def(r, "aten::_functional_assert_scalar", |a| {
+        call(
+            "aten::_assert_scalar",
+            vec![a.v(0)?.clone(), a.v(1)?.clone()],
+        )?;
+        a.t(2)?.clone_tensor()
+    });
+    for (functional, check) in [
+        (
+            "aten::_functional_sym_constrain_range",
+            "aten::sym_constrain_range",
+        ),
+        (
+            "aten::_functional_sym_constrain_range_for_size",
+            "aten::sym_constrain_range_for_size",
+        ),
+    ] {
+        def(r, functional, move |a| {
+            call(check, a.0[..3].to_vec())?;
+            a.t(3)?.clone_tensor()
+        });
+    }
     def(r, "aten::_safe_softmax", |a| {
         safe_softmax(a.t(0)?, a.int(1)?, a.v(2)?.clone())
     });

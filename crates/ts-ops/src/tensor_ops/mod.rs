@@ -17,8 +17,8 @@ mod derived;
 mod distance;
 mod einsum;
 mod foreach;
-pub mod generators;
 mod fused_optim;
+pub mod generators;
 mod interpolate_legacy;
 mod layers;
 mod linalg;
@@ -41,6 +41,7 @@ mod shapes;
 mod special;
 mod spectral;
 mod statistics;
+mod test_ops;
 mod view_copies;
 mod windows;
 
@@ -94,6 +95,7 @@ pub fn register(r: &Registry) {
     aliases::register(r);
     philox::register(r);
     generators::register(r);
+    test_ops::register(r);
 }
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());

@@ -84,7 +84,12 @@ impl Stream {
         if self.index == 4 {
             let c = self.counter;
             self.block = philox4x32_10(
-                [c as u32, (c >> 32) as u32, (c >> 64) as u32, (c >> 96) as u32],
+                [
+                    c as u32,
+                    (c >> 32) as u32,
+                    (c >> 64) as u32,
+                    (c >> 96) as u32,
+                ],
                 self.key,
             );
             self.counter = c.wrapping_add(1);
@@ -421,14 +426,22 @@ fn philox_randint(x: &Tensor, key: &Tensor, low: Option<i64>, high: Option<i64>)
     // Sign-extend 32-bit samples so the cast to a signed dtype keeps their value.
     let signed: Vec<i64> = v
         .into_iter()
-        .map(|b| if wide { b as i64 } else { i64::from(b as u32 as i32) })
+        .map(|b| {
+            if wide {
+                b as i64
+            } else {
+                i64::from(b as u32 as i32)
+            }
+        })
         .collect();
     Tensor::from_vec(signed, &sizes)?.to_dtype(dt, false)
 }
 
 /// Registers the `_philox_*` operators (the in-place and `out=` forms derive from these).
 pub fn register(r: &Registry) {
-    def(r, "aten::_philox_key_split", |a| key_split(a.t(0)?, a.int(1)?));
+    def(r, "aten::_philox_key_split", |a| {
+        key_split(a.t(0)?, a.int(1)?)
+    });
     def(r, "aten::_philox_key_fold_in", |a| {
         key_fold_in(a.t(0)?, a.int(1)? as u64)
     });
@@ -470,9 +483,17 @@ mod tests {
     #[test]
     fn batched_keys_fill_their_rows() {
         // torch.func._random.uniform(split(key(42), 2).reshape(2, 1, 2), 2, 3)
-        let kb = key_split(&key(42, 0), 2).unwrap().reshape(&[2, 1, 2]).unwrap();
-        let u = philox_uniform(&like(DType::Float32, 6).reshape(&[2, 3]).unwrap(), &kb, 0.0, 1.0)
+        let kb = key_split(&key(42, 0), 2)
+            .unwrap()
+            .reshape(&[2, 1, 2])
             .unwrap();
+        let u = philox_uniform(
+            &like(DType::Float32, 6).reshape(&[2, 3]).unwrap(),
+            &kb,
+            0.0,
+            1.0,
+        )
+        .unwrap();
         let want: [f32; 6] = [
             0.0016701221466064453,
             0.46790021657943726,
@@ -483,8 +504,13 @@ mod tests {
         ];
         assert_eq!(u.to_vec::<f32>(), want.to_vec());
         let bad = Tensor::from_vec(vec![0u64; 6], &[3, 1, 2]).unwrap();
-        assert!(philox_uniform(&like(DType::Float32, 6).reshape(&[2, 3]).unwrap(), &bad, 0.0, 1.0)
-            .is_err());
+        assert!(philox_uniform(
+            &like(DType::Float32, 6).reshape(&[2, 3]).unwrap(),
+            &bad,
+            0.0,
+            1.0
+        )
+        .is_err());
     }
 
     #[test]
@@ -571,7 +597,13 @@ mod tests {
         let h = philox_uniform(&like(DType::Float16, 5), &k, 0.0, 1.0).unwrap();
         assert_eq!(
             h.to_vec::<f64>(),
-            vec![0.04052734375, 0.15380859375, 0.08447265625, 0.47998046875, 0.14404296875]
+            vec![
+                0.04052734375,
+                0.15380859375,
+                0.08447265625,
+                0.47998046875,
+                0.14404296875
+            ]
         );
         let b = philox_normal(&like(DType::BFloat16, 5), &k, 0.0, 1.0).unwrap();
         assert_eq!(

@@ -423,9 +423,13 @@ pub fn register(r: &Registry) {
     sampler(r, "aten::random_", Some("aten::random"), 1, |t, _, g| {
         random_from(t, 0, None, g)
     });
-    sampler(r, "aten::random_.to", Some("aten::random.to"), 2, |t, a, g| {
-        random_from(t, 0, Some(a.int(1)?), g)
-    });
+    sampler(
+        r,
+        "aten::random_.to",
+        Some("aten::random.to"),
+        2,
+        |t, a, g| random_from(t, 0, Some(a.int(1)?), g),
+    );
     sampler(
         r,
         "aten::random_.from",
@@ -443,9 +447,13 @@ pub fn register(r: &Registry) {
         3,
         |t, a, g| log_normal_(t, a.f(1)?, a.f(2)?, g),
     );
-    sampler(r, "aten::geometric_", Some("aten::geometric"), 2, |t, a, g| {
-        geometric_(t, a.f(1)?, g)
-    });
+    sampler(
+        r,
+        "aten::geometric_",
+        Some("aten::geometric"),
+        2,
+        |t, a, g| geometric_(t, a.f(1)?, g),
+    );
     def(r, "aten::exponential", |a| {
         let g = generator_arg(a, 2)?;
         let t = factory::empty_like(a.t(0)?, None)?;
@@ -495,17 +503,21 @@ pub fn register(r: &Registry) {
                 "normal expects std >= 0.0, but found std {std}"
             )));
         }
-        normal_like(mean, &|z| {
-            z.mul_scalar(Scalar::Float(std))?.add(mean, Scalar::Int(1))
-        }, g)
+        normal_like(
+            mean,
+            &|z| z.mul_scalar(Scalar::Float(std))?.add(mean, Scalar::Int(1)),
+            g,
+        )
     });
     def(r, "aten::normal.float_Tensor", |a| {
         let g = generator_arg(a, 2)?;
         let (mean, std) = (a.f(0)?, a.t(1)?);
         check_std(std)?;
-        normal_like(std, &|z| {
-            z.mul(std)?.add_scalar(Scalar::Float(mean), Scalar::Int(1))
-        }, g)
+        normal_like(
+            std,
+            &|z| z.mul(std)?.add_scalar(Scalar::Float(mean), Scalar::Int(1)),
+            g,
+        )
     });
     def(r, "aten::normal.Tensor_Tensor", |a| {
         let g = generator_arg(a, 2)?;
@@ -649,7 +661,14 @@ pub fn register(r: &Registry) {
     def(r, "aten::rrelu_with_noise_functional", |a| {
         let g = generator_arg(a, 5)?;
         let noise = a.t(1)?.clone_tensor()?;
-        let y = rrelu_with_noise(a.t(0)?, &noise, a.s(2)?.to_f64(), a.s(3)?.to_f64(), a.b(4)?, g)?;
+        let y = rrelu_with_noise(
+            a.t(0)?,
+            &noise,
+            a.s(2)?.to_f64(),
+            a.s(3)?.to_f64(),
+            a.b(4)?,
+            g,
+        )?;
         Ok((y, noise))
     });
 }
@@ -840,7 +859,9 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, vec![1, 2, 4]);
         assert!(multinomial(&probs, 4, false, None).is_err());
-        let w = multinomial(&probs, 3000, true, None).unwrap().to_vec::<i64>();
+        let w = multinomial(&probs, 3000, true, None)
+            .unwrap()
+            .to_vec::<i64>();
         assert!(w.iter().all(|&k| k == 1 || k == 2 || k == 4));
         let fours = w.iter().filter(|&&k| k == 4).count() as f64 / 3000.0;
         assert!((fours - 0.5).abs() < 0.05, "{fours}");

@@ -132,7 +132,9 @@ fn register_binning(r: &Registry) {
         Ok(hist)
     });
     def(r, "aten::_histogramdd_from_bin_tensors", |a| {
-        let (hist, _) = a.t(0)?.histogramdd_edges(&a.tensors(1)?, a.ot(2)?, a.b(3)?)?;
+        let (hist, _) = a
+            .t(0)?
+            .histogramdd_edges(&a.tensors(1)?, a.ot(2)?, a.b(3)?)?;
         Ok(hist)
     });
     def(r, "aten::bucketize.Tensor", |a| {

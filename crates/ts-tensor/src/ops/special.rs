@@ -652,7 +652,8 @@ fn airy_ai(x: f64) -> f64 {
     let mut u = 1.0;
     for k in 1..200 {
         let kf = k as f64;
-        u *= (6.0 * kf - 5.0) * (6.0 * kf - 3.0) * (6.0 * kf - 1.0) / ((2.0 * kf - 1.0) * 216.0 * kf);
+        u *= (6.0 * kf - 5.0) * (6.0 * kf - 3.0) * (6.0 * kf - 1.0)
+            / ((2.0 * kf - 1.0) * 216.0 * kf);
         let term = u / z.powi(k);
         let prev = terms[terms.len() - 1];
         if term > prev || term < 1e-17 {
