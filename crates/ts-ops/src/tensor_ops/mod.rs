@@ -19,6 +19,7 @@ mod einsum;
 mod foreach;
 mod fused_optim;
 pub mod generators;
+mod grad_scaling;
 mod interpolate_legacy;
 mod layers;
 mod linalg;
@@ -96,6 +97,7 @@ pub fn register(r: &Registry) {
     philox::register(r);
     generators::register(r);
     test_ops::register(r);
+    grad_scaling::register(r);
 }
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
