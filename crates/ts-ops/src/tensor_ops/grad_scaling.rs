@@ -89,6 +89,36 @@ pub fn register(r: &Registry) {
         unscale_(&grads, &found, a.t(2)?)?;
         Ok(Unscaled(grads, found))
     });
+    // The out= forms still update their non-out `(b!)` arguments in place, as ATen's do.
+    def(
+        r,
+        "aten::_amp_foreach_non_finite_check_and_unscale.out",
+        |a| {
+            let grads = a
+                .tensors(0)?
+                .iter()
+                .map(Tensor::clone_tensor)
+                .collect::<R<Vec<_>>>()?;
+            let outs = a.tensors(3)?;
+            if outs.len() != grads.len() {
+                return Err(Error::runtime(format!(
+                    "Expected out to have {} tensors, but got {}",
+                    grads.len(),
+                    outs.len()
+                )));
+            }
+            unscale_(&grads, a.t(1)?, a.t(2)?)?;
+            for (o, g) in outs.iter().zip(&grads) {
+                ts_tensor::resize_out_and_copy(o, g)?;
+            }
+            Ok(IValue::None)
+        },
+    );
+    def(r, "aten::_amp_update_scale.out", |a| {
+        let scale = a.t(0)?.clone_tensor()?;
+        update_scale_(a, &scale, a.t(1)?)?;
+        ts_tensor::resize_out_and_copy(a.t(6)?, &scale)
+    });
     def(r, "aten::_amp_update_scale_", |a| {
         let scale = a.t(0)?;
         update_scale_(a, scale, a.t(1)?)?;

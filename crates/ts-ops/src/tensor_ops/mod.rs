@@ -91,13 +91,14 @@ pub fn register(r: &Registry) {
     packed_sequence::register(r);
     interpolate_legacy::register(r);
     fused_optim::register(r);
-    derived::register(r);
-    foreach::register(r);
-    aliases::register(r);
+    // Before `derived`: their in-place and out= forms are derived from these.
     philox::register(r);
     generators::register(r);
     test_ops::register(r);
     grad_scaling::register(r);
+    derived::register(r);
+    foreach::register(r);
+    aliases::register(r);
 }
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());

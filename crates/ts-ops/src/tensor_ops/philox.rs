@@ -392,7 +392,7 @@ fn philox_randint(x: &Tensor, key: &Tensor, low: Option<i64>, high: Option<i64>)
                 "{OP}: [low, high) must be non-empty; pass high=None for the dtype's full range"
             )));
         }
-        if !wide && (1u64 << 32) % range != 0 && range >= 1 << 28 {
+        if !wide && !(1u64 << 32).is_multiple_of(range) && range >= 1 << 28 {
             return Err(Error::runtime(format!(
                 "{OP}: range (high - low = {range}) does not divide 2^32 evenly and is too large for the output dtype {}. Each element draws only 32 random bits, so a non-dividing range >= 2^28 gives a significantly biased distribution. Use a range that divides 2^32 (a power of two), or a 64-bit dtype (torch.int64 or torch.uint64).",
                 dt.scalar_type_name()

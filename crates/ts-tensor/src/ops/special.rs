@@ -661,19 +661,19 @@ fn airy_ai(x: f64) -> f64 {
         }
         terms.push(term);
     }
-    let sign = |k: usize| if (k / 2) % 2 == 0 { 1.0 } else { -1.0 };
+    let sign = |k: usize| if (k / 2).is_multiple_of(2) { 1.0 } else { -1.0 };
     let sqrt_pi = PI.sqrt();
     if x > 0.0 {
         let s: f64 = terms
             .iter()
             .enumerate()
-            .map(|(k, &v)| if k % 2 == 0 { v } else { -v })
+            .map(|(k, &v)| if k.is_multiple_of(2) { v } else { -v })
             .sum();
         (-z).exp() / (2.0 * sqrt_pi * t.powf(0.25)) * s
     } else {
         let (mut p, mut q) = (0.0, 0.0);
         for (k, &v) in terms.iter().enumerate() {
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 p += sign(k) * v;
             } else {
                 q += sign(k) * v;
