@@ -622,7 +622,7 @@ fn logaddexp2(a: f64, b: f64) -> f64 {
 /// beyond 103.892 (where `Ai` leaves the double range) gives 0.
 fn airy_ai(x: f64) -> f64 {
     /// `Ai(0)` and `-Ai'(0)`.
-    const AI0: f64 = 0.355_028_053_887_817_24;
+    const AI0: f64 = 0.355_028_053_887_817_2;
     const DAI0: f64 = 0.258_819_403_792_806_8;
     if x.is_nan() || x.is_infinite() {
         return f64::NAN;
