@@ -327,7 +327,7 @@ fn philox_normal(x: &Tensor, key: &Tensor, mean: f64, std: f64) -> R<Tensor> {
             let u0 = f64::from(r[0]).mul_add(M, f64::from(r[1]) * M2 + M2 * 0.5);
             let u1 = f64::from(r[2]).mul_add(M, f64::from(r[3]) * M2 + M2 * 0.5);
             let radius = (-2.0 * u0.ln()).sqrt();
-            let angle = 6.283_185_307_179_586_4 * u1;
+            let angle = std::f64::consts::TAU * u1;
             out[0] = radius * angle.cos() * std + mean;
             out[1] = radius * angle.sin() * std + mean;
         });
