@@ -468,6 +468,8 @@ pub fn register(r: &Registry) {
 }
 
 #[cfg(test)]
+// torch's printed float32 values, kept digit for digit.
+#[allow(clippy::excessive_precision)]
 mod tests {
     use super::*;
 
