@@ -428,6 +428,8 @@ impl IValue {
             IValue::Future(f) => Type::future(f.elem_type.clone()),
             IValue::Enum(e) => Arc::new(Type::Enum(e.enum_type.clone())),
             IValue::Uninitialized => Type::any(),
+            // A `torch.Generator` (ts-ops keeps the RNG state in a capsule).
+            IValue::Capsule(c) if c.0.is::<ts_tensor::Generator>() => Type::generator(),
             IValue::Capsule(_) => Type::capsule(),
         }
     }

@@ -11,11 +11,13 @@ pub mod optimizer_ops;
 pub mod prim;
 pub mod quantized;
 pub mod registry;
+pub mod save_hook;
 pub mod schema_table;
 pub mod stack;
 pub mod strings;
 pub mod tensor_ops;
 pub mod upgraders;
+pub mod value_hash;
 
 pub use fast::ScalarOp;
 pub use registry::{
@@ -35,6 +37,8 @@ pub fn register_builtins(r: &Registry) {
     tensor_ops::register(r);
     autograd::api::register(r);
     upgraders::register(r);
+    value_hash::register(r);
+    save_hook::register(r);
     quantized::register(r);
 }
 

@@ -89,6 +89,27 @@ pub fn register(r: &Registry) {
             None => Error::new(ErrorKind::Exception, msg.to_string()),
         })
     });
+    // `torch.jit._awaitable_nowait(x)` / `_awaitable_wait(aw)`: an Await of an already
+    // computed value is a completed future (the lazy `prim::awaitable` form, which defers a
+    // call, is not an operator of PyTorch's table).
+    reg(r, "prim::awaitable_nowait", |s| {
+        let v = pop(s)?;
+        let f = ts_core::future::Future::new(v.type_of());
+        f.complete(Ok(v));
+        s.push(IValue::Future(Arc::new(f)));
+        Ok(())
+    });
+    reg(r, "prim::awaitable_wait", |s| match pop(s)? {
+        IValue::Future(f) => {
+            let v = f.wait()?;
+            s.push(v);
+            Ok(())
+        }
+        v => Err(Error::runtime(format!(
+            "awaitable_wait: expected an Await but got '{}'",
+            v.tag_name()
+        ))),
+    });
     reg(r, "prim::Uninitialized", |s| {
         s.push(IValue::Uninitialized);
         Ok(())

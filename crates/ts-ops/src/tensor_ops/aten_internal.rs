@@ -8,7 +8,7 @@
 //! kernel and lets autograd record the parts.
 
 use ts_core::{IValue, Type};
-use ts_tensor::{DType, Error, Scalar, Tensor};
+use ts_tensor::{resize_out_and_copy, DType, Error, Scalar, Tensor};
 
 use super::{def, Args};
 use crate::autograd::ops::call;
@@ -68,6 +68,58 @@ fn triple(v: Vec<Tensor>) -> Result<(Tensor, Tensor, Tensor), Error> {
         (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
         _ => Err(Error::runtime("expected three results")),
     }
+}
+
+/// `native_batch_norm` over the `_batch_norm_with_update`/`_no_update` argument layout
+/// `(input, weight, bias, running_mean, running_var, momentum, eps)`, with the running
+/// statistics given (the caller's, updated in place, or copies).
+fn batch_norm_update(
+    a: &Args,
+    running_mean: IValue,
+    running_var: IValue,
+    training: bool,
+) -> Result<(Tensor, Tensor, Tensor), Error> {
+    triple(call_ts(
+        "aten::native_batch_norm",
+        vec![
+            a.v(0)?.clone(),
+            a.v(1)?.clone(),
+            a.v(2)?.clone(),
+            running_mean,
+            running_var,
+            IValue::Bool(training),
+            a.v(5)?.clone(),
+            a.v(6)?.clone(),
+        ],
+    )?)
+}
+
+/// The empty `reserve` result of the `_batch_norm_with_update` family (cuDNN's workspace).
+fn empty_reserve() -> Result<Tensor, Error> {
+    ts_tensor::factory::empty(&[0], Some(DType::UInt8))
+}
+
+/// The `Tensor?[]` indices of `self`, each clamped into its dim's range `[-size, size - 1]`
+/// as ATen's `_unsafe_masked_index*` do (masked-out positions may hold any index).
+fn clamped_indices(x: &Tensor, indices: &[Option<Tensor>]) -> Result<IValue, Error> {
+    let sizes = x.sizes();
+    let items = indices
+        .iter()
+        .enumerate()
+        .map(|(d, ix)| match ix {
+            None => Ok(IValue::None),
+            Some(t) if t.dtype() == DType::Bool || t.dtype() == DType::UInt8 => {
+                Ok(IValue::Tensor(t.clone()))
+            }
+            Some(t) => {
+                let n = sizes.get(d).copied().unwrap_or(1);
+                Ok(IValue::Tensor(
+                    t.clamp(Some(Scalar::Int(-n)), Some(Scalar::Int(n - 1)))?,
+                ))
+            }
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(IValue::list(Type::optional(Type::tensor()), items))
 }
 
 fn opt_tensor(a: &Args, i: usize) -> Result<IValue, Error> {
@@ -336,64 +388,36 @@ fn register_batch_norms(r: &Registry) {
     });
     // (input, weight, bias, running_mean!, running_var!, momentum, eps) -> 4 tensors
     def(r, "aten::_batch_norm_with_update", |a| {
-        let (out, m, v) = triple(call_ts(
-            "aten::native_batch_norm",
-            vec![
-                a.v(0)?.clone(),
-                a.v(1)?.clone(),
-                a.v(2)?.clone(),
-                a.v(3)?.clone(),
-                a.v(4)?.clone(),
-                IValue::Bool(true),
-                a.v(5)?.clone(),
-                a.v(6)?.clone(),
-            ],
-        )?)?;
-        let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
-        Ok((out, m, v, reserve))
+        let (out, m, v) = batch_norm_update(a, a.v(3)?.clone(), a.v(4)?.clone(), true)?;
+        Ok((out, m, v, empty_reserve()?))
+    });
+    def(r, "aten::_batch_norm_with_update.out", |a| {
+        // The running statistics update in place, as in the functional overload; the four
+        // results land in `out`, `save_mean`, `save_invstd`, `reserve`.
+        let (out, m, v) = batch_norm_update(a, a.v(3)?.clone(), a.v(4)?.clone(), true)?;
+        Ok((
+            resize_out_and_copy(a.t(7)?, &out)?,
+            resize_out_and_copy(a.t(8)?, &m)?,
+            resize_out_and_copy(a.t(9)?, &v)?,
+            resize_out_and_copy(a.t(10)?, &empty_reserve()?)?,
+        ))
     });
     def(r, "aten::_batch_norm_with_update_functional", |a| {
         let rm = a.t(3)?.clone_tensor()?;
         let rv = a.t(4)?.clone_tensor()?;
-        let (out, m, v) = triple(call_ts(
-            "aten::native_batch_norm",
-            vec![
-                a.v(0)?.clone(),
-                a.v(1)?.clone(),
-                a.v(2)?.clone(),
-                tv(&rm),
-                tv(&rv),
-                IValue::Bool(true),
-                a.v(5)?.clone(),
-                a.v(6)?.clone(),
-            ],
-        )?)?;
-        let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
+        let (out, m, v) = batch_norm_update(a, tv(&rm), tv(&rv), true)?;
         Ok(Many(vec![
             tv(&out),
             tv(&m),
             tv(&v),
-            tv(&reserve),
+            tv(&empty_reserve()?),
             tv(&rm),
             tv(&rv),
         ]))
     });
     def(r, "aten::_batch_norm_no_update", |a| {
-        let (out, m, v) = triple(call_ts(
-            "aten::native_batch_norm",
-            vec![
-                a.v(0)?.clone(),
-                a.v(1)?.clone(),
-                a.v(2)?.clone(),
-                a.v(3)?.clone(),
-                a.v(4)?.clone(),
-                IValue::Bool(false),
-                a.v(5)?.clone(),
-                a.v(6)?.clone(),
-            ],
-        )?)?;
-        let reserve = ts_tensor::factory::empty(&[0], Some(DType::UInt8))?;
-        Ok((out, m, v, reserve))
+        let (out, m, v) = batch_norm_update(a, a.v(3)?.clone(), a.v(4)?.clone(), false)?;
+        Ok((out, m, v, empty_reserve()?))
     });
     // (input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     def(r, "aten::_batch_norm_impl_index", |a| {
@@ -474,13 +498,71 @@ pub fn register(r: &Registry) {
         def(r, name, |a| call_t("aten::index_put_", a.0[..4].to_vec()));
     }
     def(r, "aten::_unsafe_masked_index", |a| {
-        // where(mask, self[indices], fill)
-        let picked = call_t("aten::index.Tensor", vec![a.v(0)?.clone(), a.v(2)?.clone()])?;
+        // where(mask, self[clamp(indices)], fill): masked-out positions may hold any index.
+        let indices = clamped_indices(a.t(0)?, &a.opt_tensors(2)?)?;
+        let picked = call_t("aten::index.Tensor", vec![a.v(0)?.clone(), indices])?;
         call_t(
             "aten::where.ScalarOther",
             vec![a.v(1)?.clone(), tv(&picked), a.v(3)?.clone()],
         )
     });
+    def(r, "aten::_unsafe_masked_index_put_accumulate", |a| {
+        // The backward of `_unsafe_masked_index`: masked-out values become 0, then accumulate
+        // at the (clamped) indices.
+        let x = a.t(0)?;
+        let kept = call_t(
+            "aten::where.ScalarOther",
+            vec![a.v(1)?.clone(), a.v(3)?.clone(), IValue::Int(0)],
+        )?;
+        let indices = clamped_indices(x, &a.opt_tensors(2)?)?;
+        call_t(
+            "aten::index_put",
+            vec![tv(x), indices, tv(&kept), IValue::Bool(true)],
+        )
+    });
+    def(r, "aten::_grad_sum_to_size", |a| match a.oints(1)? {
+        None => Ok(a.t(0)?.clone()),
+        Some(size) => a.t(0)?.sum_to_size(&size),
+    });
+    def(r, "aten::_has_same_storage_numel", |a| {
+        let n = |t: &Tensor| t.meta_snapshot().storage.nbytes() / t.dtype().size();
+        Ok(n(a.t(0)?) == n(a.t(1)?))
+    });
+    def(r, "aten::_make_dep_token", |a| {
+        // An empty scalar ordering side effects in functionalized graphs; its value is unused.
+        a.check_device(2)?;
+        ts_tensor::factory::zeros(&[], a.dtype(0)?)
+    });
+    // Functionalized assertions: check, then pass the dependency token on.
+    def(r, "aten::_functional_assert_async.msg", |a| {
+        call(
+            "aten::_assert_async.msg",
+            vec![a.v(0)?.clone(), a.v(1)?.clone()],
+        )?;
+        a.t(2)?.clone_tensor()
+    });
+    def(r, "aten::_functional_assert_scalar", |a| {
+        call(
+            "aten::_assert_scalar",
+            vec![a.v(0)?.clone(), a.v(1)?.clone()],
+        )?;
+        a.t(2)?.clone_tensor()
+    });
+    for (functional, check) in [
+        (
+            "aten::_functional_sym_constrain_range",
+            "aten::sym_constrain_range",
+        ),
+        (
+            "aten::_functional_sym_constrain_range_for_size",
+            "aten::sym_constrain_range_for_size",
+        ),
+    ] {
+        def(r, functional, move |a| {
+            call(check, a.0[..3].to_vec())?;
+            a.t(3)?.clone_tensor()
+        });
+    }
     def(r, "aten::_safe_softmax", |a| {
         safe_softmax(a.t(0)?, a.int(1)?, a.v(2)?.clone())
     });

@@ -237,15 +237,17 @@ pub fn register(r: &Registry) {
     def(r, "aten::randn_like", |a| {
         ts_tensor::ops::random::randn_like(a.t(0)?, a.dtype(1)?, None)
     });
-    def(r, "aten::bernoulli", |a| a.t(0)?.bernoulli(None));
+    def(r, "aten::bernoulli", |a| {
+        a.t(0)?.bernoulli(super::generators::generator_arg(a, 1)?)
+    });
     def(r, "aten::normal_", |a| {
         let t = a.t(0)?;
-        t.normal_(a.f(1)?, a.f(2)?, None)?;
+        t.normal_(a.f(1)?, a.f(2)?, super::generators::generator_arg(a, 3)?)?;
         Ok(t.clone())
     });
     def(r, "aten::uniform_", |a| {
         let t = a.t(0)?;
-        t.uniform_(a.f(1)?, a.f(2)?, None)?;
+        t.uniform_(a.f(1)?, a.f(2)?, super::generators::generator_arg(a, 3)?)?;
         Ok(t.clone())
     });
     register_index_factories(r);

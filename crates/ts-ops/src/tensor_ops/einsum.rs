@@ -8,10 +8,14 @@
 //! are summed away, and operands are contracted left to right as batched matrix products
 //! (batch = labels both share and still need, inner = shared labels no longer needed).
 
+use std::sync::Arc;
+
+use ts_core::IValue;
 use ts_tensor::{Error, Tensor};
 
 use super::def;
-use crate::registry::Registry;
+use crate::registry::{op, Registry};
+use crate::stack::pop_n;
 
 /// A label: a letter, or the k-th ellipsis dimension counted from the right.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -351,12 +355,87 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor, Error> {
     Ok(result)
 }
 
-/// Registers `aten::einsum`.
+/// The subscript letter of sublist label `n`: `0..26` are `A-Z`, `26..52` are `a-z` (so the
+/// implicit output's alphabetical order is the labels' numeric order, as in PyTorch).
+fn sublist_letter(n: i64) -> Result<char, Error> {
+    match n {
+        0..=25 => Ok((b'A' + n as u8) as char),
+        26..=51 => Ok((b'a' + (n - 26) as u8) as char),
+        _ => Err(err(format!(
+            "subscript in subscript list is not within the valid range [0, 52), but got {n}"
+        ))),
+    }
+}
+
+fn sublist_term(v: &IValue) -> Result<String, Error> {
+    let IValue::List(l) = v else {
+        return Err(err(format!(
+            "expected a list of subscripts but got '{}'",
+            v.tag_name()
+        )));
+    };
+    let items = l.items.read();
+    items
+        .iter()
+        .map(|x| match x {
+            IValue::Int(n) => sublist_letter(*n),
+            other => Err(err(format!(
+                "expected int subscripts but got '{}'",
+                other.tag_name()
+            ))),
+        })
+        .collect()
+}
+
+/// `einsum(op0, sublist0, op1, sublist1, ..., [output_sublist])`: the sublist format, turned
+/// into the equivalent equation.
+pub fn einsum_sublist(args: &[IValue]) -> Result<Tensor, Error> {
+    let pairs = args.len() / 2;
+    if pairs == 0 {
+        return Err(err("must provide at least one operand"));
+    }
+    let mut operands = Vec::with_capacity(pairs);
+    let mut terms = Vec::with_capacity(pairs);
+    for k in 0..pairs {
+        match &args[2 * k] {
+            IValue::Tensor(t) => operands.push(t.clone()),
+            other => {
+                return Err(err(format!(
+                    "expected operand {k} to be a Tensor but got '{}'",
+                    other.tag_name()
+                )))
+            }
+        }
+        terms.push(sublist_term(&args[2 * k + 1])?);
+    }
+    let mut equation = terms.join(",");
+    if args.len() % 2 == 1 {
+        equation.push_str("->");
+        equation.push_str(&sublist_term(&args[args.len() - 1])?);
+    }
+    einsum(&equation, &operands)
+}
+
+/// Registers `aten::einsum` and its sublist overload (a vararg schema: the count of
+/// arguments comes from the node).
 pub fn register(r: &Registry) {
     def(r, "aten::einsum", |a| {
         a.oints(2)?;
         einsum(a.str(0)?, &a.tensors(1)?)
     });
+    if let Some(line) = crate::schema_table::schema_line("aten::einsum.sublist") {
+        let _ = r.register_node_op(
+            line,
+            Arc::new(|g, n| {
+                let count = g.node(n).inputs().len();
+                Ok(op(move |s| {
+                    let args = pop_n(s, count)?;
+                    s.push(IValue::Tensor(einsum_sublist(&args)?));
+                    Ok(())
+                }))
+            }),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -408,5 +487,29 @@ mod tests {
             vec![5.]
         );
         assert!(einsum("ij,jk", &[m]).is_err());
+    }
+
+    #[test]
+    fn sublist_format() {
+        let ints = |v: &[i64]| IValue::int_list(v.iter().copied());
+        let a = t(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+        let b = t(&[1., 0., 0., 1., 1., 1.], &[3, 2]);
+        // torch.einsum(a, [0, 1], b, [1, 2], [0, 2]) == a @ b; without the output the
+        // implicit order is the numeric one; label 30 sorts after 2.
+        let args = [
+            IValue::Tensor(a.clone()),
+            ints(&[0, 1]),
+            IValue::Tensor(b.clone()),
+            ints(&[1, 2]),
+            ints(&[0, 2]),
+        ];
+        let c = einsum_sublist(&args).unwrap();
+        assert_eq!(c.to_vec::<f64>(), vec![4., 5., 10., 11.]);
+        let d = einsum_sublist(&args[..4]).unwrap();
+        assert_eq!(d.to_vec::<f64>(), vec![4., 5., 10., 11.]);
+        let e = einsum_sublist(&[IValue::Tensor(a.clone()), ints(&[30, 2])]).unwrap();
+        assert_eq!(e.sizes().as_slice(), &[3, 2]);
+        assert!(einsum_sublist(&[IValue::Tensor(a), ints(&[0, 52])]).is_err());
+        assert!(einsum_sublist(&[IValue::Int(1)]).is_err());
     }
 }

@@ -141,6 +141,28 @@ fn interpolate(
     }
 }
 
+/// The legacy entry points' shared call: `(input, size, scale_factor, ...)` with the size and
+/// scale at positions 1 and 2, the rest fixed by the entry point.
+fn legacy(
+    a: &Args,
+    mode: &str,
+    align_corners: Option<bool>,
+    recompute: Option<bool>,
+    antialias: bool,
+) -> Result<Tensor, Error> {
+    let x = a.t(0)?;
+    let dims = x.dim().saturating_sub(2);
+    interpolate(
+        x,
+        sizes_arg(a, 1, dims)?,
+        scales_arg(a, 2, dims)?,
+        mode,
+        align_corners,
+        recompute,
+        antialias,
+    )
+}
+
 fn register_interpolate(r: &Registry) {
     for name in [
         "aten::__interpolate",
@@ -149,51 +171,17 @@ fn register_interpolate(r: &Registry) {
         "aten::__interpolate.size_list_scale_list",
     ] {
         def(r, name, |a| {
-            let x = a.t(0)?;
-            let dims = x.dim().saturating_sub(2);
-            interpolate(
-                x,
-                sizes_arg(a, 1, dims)?,
-                scales_arg(a, 2, dims)?,
-                a.str(3)?,
-                a.ob(4)?,
-                a.ob(5)?,
-                a.b(6)?,
-            )
+            legacy(a, a.str(3)?, a.ob(4)?, a.ob(5)?, a.b(6)?)
         });
     }
     for name in ["aten::__upsample", "aten::__upsample.size_list"] {
-        def(r, name, |a| {
-            let x = a.t(0)?;
-            let dims = x.dim().saturating_sub(2);
-            interpolate(
-                x,
-                sizes_arg(a, 1, dims)?,
-                scales_arg(a, 2, dims)?,
-                a.str(3)?,
-                a.ob(4)?,
-                None,
-                false,
-            )
-        });
+        def(r, name, |a| legacy(a, a.str(3)?, a.ob(4)?, None, false));
     }
     for name in [
         "aten::__upsample_nearest",
         "aten::__upsample_nearest.size_list",
     ] {
-        def(r, name, |a| {
-            let x = a.t(0)?;
-            let dims = x.dim().saturating_sub(2);
-            interpolate(
-                x,
-                sizes_arg(a, 1, dims)?,
-                scales_arg(a, 2, dims)?,
-                "nearest",
-                None,
-                None,
-                false,
-            )
-        });
+        def(r, name, |a| legacy(a, "nearest", None, None, false));
     }
     for name in [
         "aten::__upsample_bilinear",
@@ -201,20 +189,8 @@ fn register_interpolate(r: &Registry) {
         "aten::__upsample_bilinear.scale_list",
         "aten::__upsample_bilinear.size_list_scale_list",
     ] {
-        def(r, name, |a| {
-            let x = a.t(0)?;
-            let dims = x.dim().saturating_sub(2);
-            // nn.UpsamplingBilinear2d: align_corners=True.
-            interpolate(
-                x,
-                sizes_arg(a, 1, dims)?,
-                scales_arg(a, 2, dims)?,
-                "bilinear",
-                Some(true),
-                None,
-                false,
-            )
-        });
+        // nn.UpsamplingBilinear2d: align_corners=True.
+        def(r, name, |a| legacy(a, "bilinear", Some(true), None, false));
     }
 }
 

@@ -353,6 +353,15 @@ pub fn register(r: &Registry) {
         )
     });
     def(r, "aten::_native_batch_norm_legit", |a| legit_args(a, true));
+    def(r, "aten::_native_batch_norm_legit.out", |a| {
+        // Running statistics update in place as in the functional overload.
+        let (out, m, v) = legit_args(a, true)?;
+        Ok((
+            ts_tensor::resize_out_and_copy(a.t(8)?, &out)?,
+            ts_tensor::resize_out_and_copy(a.t(9)?, &m)?,
+            ts_tensor::resize_out_and_copy(a.t(10)?, &v)?,
+        ))
+    });
     def(r, "aten::_native_batch_norm_legit.no_stats", |a| {
         legit_args(a, false)
     });

@@ -18,6 +18,8 @@ mod distance;
 mod einsum;
 mod foreach;
 mod fused_optim;
+pub mod generators;
+mod grad_scaling;
 mod interpolate_legacy;
 mod layers;
 mod linalg;
@@ -26,6 +28,7 @@ mod metadata;
 mod nn;
 mod number_theory;
 mod packed_sequence;
+mod philox;
 mod queries;
 mod random;
 mod reductions;
@@ -39,6 +42,7 @@ mod shapes;
 mod special;
 mod spectral;
 mod statistics;
+mod test_ops;
 mod view_copies;
 mod windows;
 
@@ -87,6 +91,11 @@ pub fn register(r: &Registry) {
     packed_sequence::register(r);
     interpolate_legacy::register(r);
     fused_optim::register(r);
+    // Before `derived`: their in-place and out= forms are derived from these.
+    philox::register(r);
+    generators::register(r);
+    test_ops::register(r);
+    grad_scaling::register(r);
     derived::register(r);
     foreach::register(r);
     aliases::register(r);

@@ -5,33 +5,24 @@
 //! `native_dropout`, `rrelu_with_noise`, the functional forms of the in-place samplers and the
 //! `generator=` overloads of the factories.
 //!
-//! Every draw comes from the default generator (the same Mersenne Twister stream as the
-//! existing samplers); TorchScript-rs has no `Generator` objects, so `generator` must be
-//! None. Transformations follow PyTorch's CPU definitions (e.g. Cauchy is
+//! Draws come from the `generator=` argument's stream, or the default generator when it is
+//! None (the same Mersenne Twister stream as the existing samplers). Transformations follow PyTorch's CPU definitions (e.g. Cauchy is
 //! `median + sigma * tan(pi * (u - 0.5))`, geometric is `ceil(log(u) / log1p(-p))`), so
 //! distributions agree; the exact sample streams of the rejection samplers do not.
 
 use std::f64::consts::PI;
 
-use ts_core::IValue;
 use ts_tensor::ops::factory;
 use ts_tensor::ops::random::{rand, randn};
 use ts_tensor::ops::special::lgamma;
-use ts_tensor::{DType, Error, Operand, Scalar, Tensor};
+use ts_tensor::{DType, Error, Generator, Operand, Scalar, Tensor};
 
+use super::generators::generator_arg;
 use super::{def, Args};
 use crate::registry::Registry;
 
-/// Refuses a generator object (only the default generator exists here).
-fn no_generator(a: &Args, i: usize) -> Result<(), Error> {
-    match a.v(i)? {
-        IValue::None => Ok(()),
-        v => Err(Error::runtime(format!(
-            "torchscript-rs has no Generator objects: pass generator=None (got {})",
-            v.tag_name()
-        ))),
-    }
-}
+/// The generator a sampler draws from (None: the default generator).
+type Gen<'g> = Option<&'g Generator>;
 
 fn not_for(kernel: &str, dt: DType) -> Error {
     Error::runtime(format!(
@@ -50,14 +41,16 @@ fn check_floating(kernel: &str, t: &Tensor) -> Result<(), Error> {
 
 /// Uniform doubles in `[0, 1)` from the default generator, drawn in batches (for samplers
 /// that need a data-dependent number of draws).
-struct Uniforms {
+struct Uniforms<'g> {
+    g: Gen<'g>,
     buf: Vec<f64>,
     pos: usize,
 }
 
-impl Uniforms {
-    fn new() -> Uniforms {
+impl<'g> Uniforms<'g> {
+    fn new(g: Gen<'g>) -> Uniforms<'g> {
         Uniforms {
+            g,
             buf: Vec::new(),
             pos: 0,
         }
@@ -65,7 +58,7 @@ impl Uniforms {
 
     fn next(&mut self) -> Result<f64, Error> {
         if self.pos == self.buf.len() {
-            self.buf = rand(&[256], Some(DType::Float64), None)?.to_vec::<f64>();
+            self.buf = rand(&[256], Some(DType::Float64), self.g)?.to_vec::<f64>();
             self.pos = 0;
         }
         self.pos += 1;
@@ -110,22 +103,22 @@ fn default_random_to(dt: DType) -> Result<i64, Error> {
     })
 }
 
-fn random_from(t: &Tensor, from: i64, to: Option<i64>) -> Result<(), Error> {
+fn random_from(t: &Tensor, from: i64, to: Option<i64>, g: Gen) -> Result<(), Error> {
     let to = match to {
         Some(to) => to,
         None => default_random_to(t.dtype())?,
     };
-    t.random_(from, to, None)
+    t.random_(from, to, g)
 }
 
-fn cauchy_(t: &Tensor, median: f64, sigma: f64) -> Result<(), Error> {
+fn cauchy_(t: &Tensor, median: f64, sigma: f64, g: Gen) -> Result<(), Error> {
     check_floating("cauchy_cpu", t)?;
     if sigma <= 0.0 {
         return Err(Error::runtime(format!(
             "cauchy_ expects sigma > 0.0, but found sigma={sigma}"
         )));
     }
-    let u = rand(&t.sizes(), Some(DType::Float64), None)?;
+    let u = rand(&t.sizes(), Some(DType::Float64), g)?;
     let v = u
         .sub_scalar(Scalar::Float(0.5), Scalar::Int(1))?
         .mul_scalar(Scalar::Float(PI))?
@@ -135,14 +128,14 @@ fn cauchy_(t: &Tensor, median: f64, sigma: f64) -> Result<(), Error> {
     t.copy_(&v)
 }
 
-fn log_normal_(t: &Tensor, mean: f64, std: f64) -> Result<(), Error> {
+fn log_normal_(t: &Tensor, mean: f64, std: f64, g: Gen) -> Result<(), Error> {
     check_floating("log_normal_cpu", t)?;
     if std <= 0.0 {
         return Err(Error::runtime(format!(
             "log_normal_ expects std > 0.0, but found std={std}"
         )));
     }
-    let n = randn(&t.sizes(), Some(DType::Float64), None)?;
+    let n = randn(&t.sizes(), Some(DType::Float64), g)?;
     let v = n
         .mul_scalar(Scalar::Float(std))?
         .add_scalar(Scalar::Float(mean), Scalar::Int(1))?
@@ -150,36 +143,36 @@ fn log_normal_(t: &Tensor, mean: f64, std: f64) -> Result<(), Error> {
     t.copy_(&v)
 }
 
-fn geometric_(t: &Tensor, p: f64) -> Result<(), Error> {
+fn geometric_(t: &Tensor, p: f64, g: Gen) -> Result<(), Error> {
     if !(p > 0.0 && p < 1.0) {
         return Err(Error::runtime(format!(
             "geometric_ expects p to be in (0, 1), got p = {p}"
         )));
     }
-    let u = rand(&t.sizes(), Some(DType::Float64), None)?;
+    let u = rand(&t.sizes(), Some(DType::Float64), g)?;
     let v = u.log()?.div_scalar(Scalar::Float((-p).ln_1p()))?.ceil()?;
     t.copy_(&v)
 }
 
-fn exponential_(t: &Tensor, lambd: f64) -> Result<(), Error> {
+fn exponential_(t: &Tensor, lambd: f64, g: Gen) -> Result<(), Error> {
     check_floating("exponential_cpu", t)?;
     if lambd <= 0.0 {
         return Err(Error::runtime(format!(
             "exponential_ expects lambda > 0.0, but found lambda={lambd}"
         )));
     }
-    let u = rand(&t.sizes(), Some(DType::Float64), None)?;
+    let u = rand(&t.sizes(), Some(DType::Float64), g)?;
     let v = u.neg()?.log1p()?.neg()?.div_scalar(Scalar::Float(lambd))?;
     t.copy_(&v)
 }
 
 /// `bernoulli` with per-element probabilities `p` broadcast to `t`'s shape, written into `t`.
-fn bernoulli_tensor_(t: &Tensor, p: &Tensor) -> Result<(), Error> {
+fn bernoulli_tensor_(t: &Tensor, p: &Tensor, g: Gen) -> Result<(), Error> {
     let probs = p
         .to_dtype(DType::Float64, false)?
         .expand(&t.sizes(), false)?
         .contiguous()?;
-    t.copy_(&probs.bernoulli(None)?)
+    t.copy_(&probs.bernoulli(g)?)
 }
 
 fn check_std(std: &Tensor) -> Result<(), Error> {
@@ -193,14 +186,15 @@ fn check_std(std: &Tensor) -> Result<(), Error> {
 fn normal_like(
     like: &Tensor,
     mean: &dyn Fn(&Tensor) -> Result<Tensor, Error>,
+    g: Gen,
 ) -> Result<Tensor, Error> {
     let out = factory::empty_like(like, None)?;
-    out.normal_(0.0, 1.0, None)?;
+    out.normal_(0.0, 1.0, g)?;
     mean(&out)
 }
 
 /// `torch.multinomial`: `n` category indices per row of `probs`.
-fn multinomial(probs: &Tensor, n: i64, replacement: bool) -> Result<Tensor, Error> {
+fn multinomial(probs: &Tensor, n: i64, replacement: bool, g: Gen) -> Result<Tensor, Error> {
     let dim = probs.dim();
     if !(1..=2).contains(&dim) {
         return Err(Error::runtime("prob_dist must be 1 or 2 dim"));
@@ -223,7 +217,7 @@ fn multinomial(probs: &Tensor, n: i64, replacement: bool) -> Result<Tensor, Erro
         ));
     }
     let p = probs.to_vec::<f64>();
-    let mut u = Uniforms::new();
+    let mut u = Uniforms::new(g);
     let mut out = Vec::with_capacity(rows * n as usize);
     for r in 0..rows {
         let row = &p[r * cats..(r + 1) * cats];
@@ -406,19 +400,19 @@ fn sampler(
     in_place: &str,
     functional: Option<&str>,
     gen: usize,
-    f: fn(&Tensor, &Args) -> Result<(), Error>,
+    f: fn(&Tensor, &Args, Gen) -> Result<(), Error>,
 ) {
     def(r, in_place, move |a| {
-        no_generator(a, gen)?;
+        let g = generator_arg(a, gen)?;
         let t = a.t(0)?;
-        f(t, a)?;
+        f(t, a, g)?;
         Ok(t.clone())
     });
     if let Some(name) = functional {
         def(r, name, move |a| {
-            no_generator(a, gen)?;
+            let g = generator_arg(a, gen)?;
             let t = factory::empty_like(a.t(0)?, None)?;
-            f(&t, a)?;
+            f(&t, a, g)?;
             Ok(t)
         });
     }
@@ -426,57 +420,65 @@ fn sampler(
 
 /// Registers the random sampling operators.
 pub fn register(r: &Registry) {
-    sampler(r, "aten::random_", Some("aten::random"), 1, |t, _| {
-        random_from(t, 0, None)
+    sampler(r, "aten::random_", Some("aten::random"), 1, |t, _, g| {
+        random_from(t, 0, None, g)
     });
-    sampler(r, "aten::random_.to", Some("aten::random.to"), 2, |t, a| {
-        random_from(t, 0, Some(a.int(1)?))
-    });
+    sampler(
+        r,
+        "aten::random_.to",
+        Some("aten::random.to"),
+        2,
+        |t, a, g| random_from(t, 0, Some(a.int(1)?), g),
+    );
     sampler(
         r,
         "aten::random_.from",
         Some("aten::random.from"),
         3,
-        |t, a| random_from(t, a.int(1)?, a.oint(2)?),
+        |t, a, g| random_from(t, a.int(1)?, a.oint(2)?, g),
     );
-    sampler(r, "aten::cauchy_", Some("aten::cauchy"), 3, |t, a| {
-        cauchy_(t, a.f(1)?, a.f(2)?)
+    sampler(r, "aten::cauchy_", Some("aten::cauchy"), 3, |t, a, g| {
+        cauchy_(t, a.f(1)?, a.f(2)?, g)
     });
     sampler(
         r,
         "aten::log_normal_",
         Some("aten::log_normal"),
         3,
-        |t, a| log_normal_(t, a.f(1)?, a.f(2)?),
+        |t, a, g| log_normal_(t, a.f(1)?, a.f(2)?, g),
     );
-    sampler(r, "aten::geometric_", Some("aten::geometric"), 2, |t, a| {
-        geometric_(t, a.f(1)?)
-    });
+    sampler(
+        r,
+        "aten::geometric_",
+        Some("aten::geometric"),
+        2,
+        |t, a, g| geometric_(t, a.f(1)?, g),
+    );
     def(r, "aten::exponential", |a| {
-        no_generator(a, 2)?;
+        let g = generator_arg(a, 2)?;
         let t = factory::empty_like(a.t(0)?, None)?;
-        exponential_(&t, a.f(1)?)?;
+        exponential_(&t, a.f(1)?, g)?;
         Ok(t)
     });
     def(r, "aten::uniform", |a| {
-        no_generator(a, 3)?;
+        let g = generator_arg(a, 3)?;
         let t = factory::empty_like(a.t(0)?, None)?;
-        t.uniform_(a.f(1)?, a.f(2)?, None)?;
+        t.uniform_(a.f(1)?, a.f(2)?, g)?;
         Ok(t)
     });
     def(r, "aten::normal.out", |a| {
-        no_generator(a, 3)?;
+        let g = generator_arg(a, 3)?;
         let (x, out) = (a.t(0)?, a.t(4)?);
         if out.sizes() != x.sizes() {
             crate::tensor_ops::resize_set::resize_(out, &x.sizes())?;
         }
-        out.normal_(a.f(1)?, a.f(2)?, None)?;
+        out.normal_(a.f(1)?, a.f(2)?, g)?;
         Ok(out.clone())
     });
     def(r, "aten::normal_functional", |a| {
-        no_generator(a, 3)?;
+        let g = generator_arg(a, 3)?;
         let t = factory::empty_like(a.t(0)?, None)?;
-        t.normal_(a.f(1)?, a.f(2)?, None)?;
+        t.normal_(a.f(1)?, a.f(2)?, g)?;
         Ok(t)
     });
     sampler(
@@ -484,60 +486,64 @@ pub fn register(r: &Registry) {
         "aten::bernoulli_.float",
         Some("aten::bernoulli.p"),
         2,
-        |t, a| t.bernoulli_(a.f(1)?, None),
+        |t, a, g| t.bernoulli_(a.f(1)?, g),
     );
     sampler(
         r,
         "aten::bernoulli_.Tensor",
         Some("aten::bernoulli.Tensor"),
         2,
-        |t, a| bernoulli_tensor_(t, a.t(1)?),
+        |t, a, g| bernoulli_tensor_(t, a.t(1)?, g),
     );
     def(r, "aten::normal.Tensor_float", |a| {
-        no_generator(a, 2)?;
+        let g = generator_arg(a, 2)?;
         let (mean, std) = (a.t(0)?, a.f(1)?);
         if std < 0.0 {
             return Err(Error::runtime(format!(
                 "normal expects std >= 0.0, but found std {std}"
             )));
         }
-        normal_like(mean, &|z| {
-            z.mul_scalar(Scalar::Float(std))?.add(mean, Scalar::Int(1))
-        })
+        normal_like(
+            mean,
+            &|z| z.mul_scalar(Scalar::Float(std))?.add(mean, Scalar::Int(1)),
+            g,
+        )
     });
     def(r, "aten::normal.float_Tensor", |a| {
-        no_generator(a, 2)?;
+        let g = generator_arg(a, 2)?;
         let (mean, std) = (a.f(0)?, a.t(1)?);
         check_std(std)?;
-        normal_like(std, &|z| {
-            z.mul(std)?.add_scalar(Scalar::Float(mean), Scalar::Int(1))
-        })
+        normal_like(
+            std,
+            &|z| z.mul(std)?.add_scalar(Scalar::Float(mean), Scalar::Int(1)),
+            g,
+        )
     });
     def(r, "aten::normal.Tensor_Tensor", |a| {
-        no_generator(a, 2)?;
+        let g = generator_arg(a, 2)?;
         let (mean, std) = (a.t(0)?, a.t(1)?);
         check_std(std)?;
         let shape = ts_tensor::shape::broadcast_shapes(&mean.sizes(), &std.sizes())?;
         let like = factory::empty(&shape, Some(mean.dtype()))?;
-        normal_like(&like, &|z| z.mul(std)?.add(mean, Scalar::Int(1)))
+        normal_like(&like, &|z| z.mul(std)?.add(mean, Scalar::Int(1)), g)
     });
     def(r, "aten::normal.float_float", |a| {
-        no_generator(a, 3)?;
+        let g = generator_arg(a, 3)?;
         a.check_device(6)?;
         let (mean, std) = (a.f(0)?, a.f(1)?);
         let t = factory::empty(&a.ints(2)?, a.dtype(4)?)?;
-        t.normal_(mean, std, None)?;
+        t.normal_(mean, std, g)?;
         Ok(t)
     });
     def(r, "aten::multinomial", |a| {
-        no_generator(a, 3)?;
-        multinomial(a.t(0)?, a.int(1)?, a.b(2)?)
+        let g = generator_arg(a, 3)?;
+        multinomial(a.t(0)?, a.int(1)?, a.b(2)?, g)
     });
     def(r, "aten::poisson", |a| {
-        no_generator(a, 1)?;
+        let g = generator_arg(a, 1)?;
         let rates = a.t(0)?;
         check_floating("poisson_cpu", rates)?;
-        let mut u = Uniforms::new();
+        let mut u = Uniforms::new(g);
         map_elements(rates, |l| {
             if l < 0.0 || l.is_nan() {
                 return Err(Error::runtime(
@@ -548,13 +554,13 @@ pub fn register(r: &Registry) {
         })
     });
     def(r, "aten::binomial", |a| {
-        no_generator(a, 2)?;
+        let g = generator_arg(a, 2)?;
         let (count, prob) = (a.t(0)?, a.t(1)?);
         check_floating("binomial_cpu", count)?;
         let shape = ts_tensor::shape::broadcast_shapes(&count.sizes(), &prob.sizes())?;
         let c = count.expand(&shape, false)?.to_vec::<f64>();
         let p = prob.expand(&shape, false)?.to_vec::<f64>();
-        let mut u = Uniforms::new();
+        let mut u = Uniforms::new(g);
         let vals: Vec<f64> = c
             .iter()
             .zip(&p)
@@ -563,17 +569,17 @@ pub fn register(r: &Registry) {
         Tensor::from_vec(vals, &shape)?.to_dtype(count.dtype(), false)
     });
     def(r, "aten::_standard_gamma", |a| {
-        no_generator(a, 1)?;
+        let g = generator_arg(a, 1)?;
         let alpha = a.t(0)?;
         check_floating("gamma_cpu", alpha)?;
-        let mut u = Uniforms::new();
+        let mut u = Uniforms::new(g);
         map_elements(alpha, |x| gamma_sample(&mut u, x))
     });
     def(r, "aten::_sample_dirichlet", |a| {
-        no_generator(a, 1)?;
+        let g = generator_arg(a, 1)?;
         let alpha = a.t(0)?;
         check_floating("dirichlet", alpha)?;
-        let mut u = Uniforms::new();
+        let mut u = Uniforms::new(g);
         let g = map_elements(alpha, |x| gamma_sample(&mut u, x))?;
         let last = alpha.dim().max(1) as i64 - 1;
         let sums = g.sum(Some(&[last]), true, None)?;
@@ -581,85 +587,113 @@ pub fn register(r: &Registry) {
     });
     def(r, "aten::randperm", |a| {
         a.check_device(3)?;
-        randperm(a.int(0)?, a.dtype(1)?)
+        randperm(a.int(0)?, a.dtype(1)?, None)
     });
     def(r, "aten::randperm.generator", |a| {
-        no_generator(a, 1)?;
+        let g = generator_arg(a, 1)?;
         a.check_device(4)?;
-        randperm(a.int(0)?, a.dtype(2)?)
+        randperm(a.int(0)?, a.dtype(2)?, g)
     });
     def(r, "aten::rand.generator", |a| {
-        no_generator(a, 1)?;
+        let g = generator_arg(a, 1)?;
         a.check_device(4)?;
-        rand(&a.ints(0)?, a.dtype(2)?, None)
+        rand(&a.ints(0)?, a.dtype(2)?, g)
     });
     def(r, "aten::randn.generator", |a| {
-        no_generator(a, 1)?;
+        let g = generator_arg(a, 1)?;
         a.check_device(4)?;
-        randn(&a.ints(0)?, a.dtype(2)?, None)
+        randn(&a.ints(0)?, a.dtype(2)?, g)
     });
     def(r, "aten::randint.generator", |a| {
-        no_generator(a, 2)?;
+        let g = generator_arg(a, 2)?;
         a.check_device(5)?;
-        ts_tensor::ops::random::randint(0, a.int(0)?, &a.ints(1)?, a.dtype(3)?, None)
+        ts_tensor::ops::random::randint(0, a.int(0)?, &a.ints(1)?, a.dtype(3)?, g)
     });
     def(r, "aten::randint.low_generator", |a| {
-        no_generator(a, 3)?;
+        let g = generator_arg(a, 3)?;
         a.check_device(6)?;
-        ts_tensor::ops::random::randint(a.int(0)?, a.int(1)?, &a.ints(2)?, a.dtype(4)?, None)
+        ts_tensor::ops::random::randint(a.int(0)?, a.int(1)?, &a.ints(2)?, a.dtype(4)?, g)
     });
     def(r, "aten::rand_like.generator", |a| {
-        no_generator(a, 1)?;
-        ts_tensor::ops::random::rand_like(a.t(0)?, a.dtype(2)?, None)
+        let g = generator_arg(a, 1)?;
+        ts_tensor::ops::random::rand_like(a.t(0)?, a.dtype(2)?, g)
     });
     def(r, "aten::randn_like.generator", |a| {
-        no_generator(a, 1)?;
-        ts_tensor::ops::random::randn_like(a.t(0)?, a.dtype(2)?, None)
+        let g = generator_arg(a, 1)?;
+        ts_tensor::ops::random::randn_like(a.t(0)?, a.dtype(2)?, g)
     });
     register_randint_like(r);
     def(r, "aten::native_dropout", |a| {
         native_dropout(a.t(0)?, a.f(1)?, a.ob(2)?.unwrap_or(true))
     });
     def(r, "aten::rrelu_with_noise", |a| {
-        no_generator(a, 5)?;
+        let g = generator_arg(a, 5)?;
         rrelu_with_noise(
             a.t(0)?,
             a.t(1)?,
             a.s(2)?.to_f64(),
             a.s(3)?.to_f64(),
             a.b(4)?,
+            g,
         )
     });
     def(r, "aten::rrelu_with_noise_", |a| {
-        no_generator(a, 5)?;
+        let g = generator_arg(a, 5)?;
         let x = a.t(0)?;
-        let y = rrelu_with_noise(x, a.t(1)?, a.s(2)?.to_f64(), a.s(3)?.to_f64(), a.b(4)?)?;
+        let y = rrelu_with_noise(x, a.t(1)?, a.s(2)?.to_f64(), a.s(3)?.to_f64(), a.b(4)?, g)?;
         x.copy_(&y)?;
         Ok(x.clone())
     });
+    def(r, "aten::rrelu_with_noise.out", |a| {
+        // In training mode `noise` is rewritten with the sampled slopes, as in the functional
+        // overload.
+        let g = generator_arg(a, 5)?;
+        let y = rrelu_with_noise(
+            a.t(0)?,
+            a.t(1)?,
+            a.s(2)?.to_f64(),
+            a.s(3)?.to_f64(),
+            a.b(4)?,
+            g,
+        )?;
+        ts_tensor::resize_out_and_copy(a.t(6)?, &y)
+    });
     def(r, "aten::rrelu_with_noise_functional", |a| {
-        no_generator(a, 5)?;
+        let g = generator_arg(a, 5)?;
         let noise = a.t(1)?.clone_tensor()?;
-        let y = rrelu_with_noise(a.t(0)?, &noise, a.s(2)?.to_f64(), a.s(3)?.to_f64(), a.b(4)?)?;
+        let y = rrelu_with_noise(
+            a.t(0)?,
+            &noise,
+            a.s(2)?.to_f64(),
+            a.s(3)?.to_f64(),
+            a.b(4)?,
+            g,
+        )?;
         Ok((y, noise))
     });
 }
 
-fn randperm(n: i64, dtype: Option<DType>) -> Result<Tensor, Error> {
+fn randperm(n: i64, dtype: Option<DType>, g: Gen) -> Result<Tensor, Error> {
     if n < 0 {
         return Err(Error::runtime(format!(
             "randperm expects n >= 0, but got n={n}"
         )));
     }
-    let keys = rand(&[n], Some(DType::Float64), None)?;
+    let keys = rand(&[n], Some(DType::Float64), g)?;
     let (_, idx) = keys.sort(0, false)?;
     idx.to_dtype(dtype.unwrap_or(DType::Int64), false)
 }
 
 fn register_randint_like(r: &Registry) {
-    fn like(t: &Tensor, low: i64, high: i64, dtype: Option<DType>) -> Result<Tensor, Error> {
+    fn like(
+        t: &Tensor,
+        low: i64,
+        high: i64,
+        dtype: Option<DType>,
+        g: Gen,
+    ) -> Result<Tensor, Error> {
         let out = factory::empty_like(t, dtype)?;
-        out.random_(low, high, None)?;
+        out.random_(low, high, g)?;
         Ok(out)
     }
     fn int_of(t: &Tensor) -> Result<i64, Error> {
@@ -671,22 +705,22 @@ fn register_randint_like(r: &Registry) {
         Ok(t.item()?.to_f64() as i64)
     }
     def(r, "aten::randint_like.Tensor", |a| {
-        like(a.t(0)?, 0, int_of(a.t(1)?)?, a.dtype(2)?)
+        like(a.t(0)?, 0, int_of(a.t(1)?)?, a.dtype(2)?, None)
     });
     def(r, "aten::randint_like.low_dtype", |a| {
-        like(a.t(0)?, a.int(1)?, a.int(2)?, a.dtype(3)?)
+        like(a.t(0)?, a.int(1)?, a.int(2)?, a.dtype(3)?, None)
     });
     def(r, "aten::randint_like.generator", |a| {
-        no_generator(a, 2)?;
-        like(a.t(0)?, 0, a.int(1)?, a.dtype(3)?)
+        let g = generator_arg(a, 2)?;
+        like(a.t(0)?, 0, a.int(1)?, a.dtype(3)?, g)
     });
     def(r, "aten::randint_like.Tensor_generator", |a| {
-        no_generator(a, 2)?;
-        like(a.t(0)?, 0, int_of(a.t(1)?)?, a.dtype(3)?)
+        let g = generator_arg(a, 2)?;
+        like(a.t(0)?, 0, int_of(a.t(1)?)?, a.dtype(3)?, g)
     });
     def(r, "aten::randint_like.low_generator_dtype", |a| {
-        no_generator(a, 3)?;
-        like(a.t(0)?, a.int(1)?, a.int(2)?, a.dtype(4)?)
+        let g = generator_arg(a, 3)?;
+        like(a.t(0)?, a.int(1)?, a.int(2)?, a.dtype(4)?, g)
     });
 }
 
@@ -718,6 +752,7 @@ fn rrelu_with_noise(
     lower: f64,
     upper: f64,
     training: bool,
+    g: Gen,
 ) -> Result<Tensor, Error> {
     if !training {
         return x.leaky_relu(Scalar::Float((lower + upper) / 2.0));
@@ -730,7 +765,7 @@ fn rrelu_with_noise(
             noise.sizes().as_slice()
         )));
     }
-    let r = rand(&x.sizes(), Some(DType::Float64), None)?
+    let r = rand(&x.sizes(), Some(DType::Float64), g)?
         .mul_scalar(Scalar::Float(upper - lower))?
         .add_scalar(Scalar::Float(lower), Scalar::Int(1))?;
     let neg = x.lt_scalar(Scalar::Int(0))?;
@@ -753,7 +788,7 @@ mod tests {
 
     #[test]
     fn samplers_have_the_right_moments() {
-        let mut u = Uniforms::new();
+        let mut u = Uniforms::new(None);
         let n = 20_000;
         let p: Vec<f64> = (0..n)
             .map(|_| poisson_sample(&mut u, 3.5).unwrap())
@@ -787,18 +822,18 @@ mod tests {
     #[test]
     fn distributions_in_place() {
         let t = factory::empty(&[20_000], Some(DType::Float64)).unwrap();
-        geometric_(&t, 0.25).unwrap();
+        geometric_(&t, 0.25, None).unwrap();
         let v = t.to_vec::<f64>();
         assert!(v.iter().all(|&k| k >= 1.0 && k.fract() == 0.0));
         assert!((mean(&v) - 4.0).abs() < 0.15, "geometric {}", mean(&v));
-        log_normal_(&t, 0.0, 0.5).unwrap();
+        log_normal_(&t, 0.0, 0.5, None).unwrap();
         let v = t.to_vec::<f64>();
         assert!(
             (mean(&v) - (0.125f64).exp()).abs() < 0.03,
             "log-normal {}",
             mean(&v)
         );
-        cauchy_(&t, 1.0, 2.0).unwrap();
+        cauchy_(&t, 1.0, 2.0, None).unwrap();
         let mut v = t.to_vec::<f64>();
         v.sort_by(f64::total_cmp);
         assert!(
@@ -807,28 +842,30 @@ mod tests {
             v[v.len() / 2]
         );
         let i = factory::empty(&[1000], Some(DType::Int64)).unwrap();
-        random_from(&i, -3, Some(4)).unwrap();
+        random_from(&i, -3, Some(4), None).unwrap();
         assert!(i.to_vec::<i64>().iter().all(|k| (-3..4).contains(k)));
         assert_eq!(
-            cauchy_(&i, 0.0, 1.0).unwrap_err().message,
+            cauchy_(&i, 0.0, 1.0, None).unwrap_err().message,
             "\"cauchy_cpu\" not implemented for 'Long'"
         );
-        assert!(geometric_(&t, 1.5).is_err());
+        assert!(geometric_(&t, 1.5, None).is_err());
     }
 
     #[test]
     fn multinomial_and_randperm() {
         let probs = Tensor::from_vec(vec![0.0, 1.0, 2.0, 0.0, 3.0], &[5]).unwrap();
-        let s = multinomial(&probs, 3, false).unwrap().to_vec::<i64>();
+        let s = multinomial(&probs, 3, false, None).unwrap().to_vec::<i64>();
         let mut sorted = s.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, vec![1, 2, 4]);
-        assert!(multinomial(&probs, 4, false).is_err());
-        let w = multinomial(&probs, 3000, true).unwrap().to_vec::<i64>();
+        assert!(multinomial(&probs, 4, false, None).is_err());
+        let w = multinomial(&probs, 3000, true, None)
+            .unwrap()
+            .to_vec::<i64>();
         assert!(w.iter().all(|&k| k == 1 || k == 2 || k == 4));
         let fours = w.iter().filter(|&&k| k == 4).count() as f64 / 3000.0;
         assert!((fours - 0.5).abs() < 0.05, "{fours}");
-        let mut p = randperm(50, None).unwrap().to_vec::<i64>();
+        let mut p = randperm(50, None, None).unwrap().to_vec::<i64>();
         p.sort_unstable();
         assert_eq!(p, (0..50).collect::<Vec<i64>>());
     }

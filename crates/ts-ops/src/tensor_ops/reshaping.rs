@@ -135,6 +135,16 @@ fn register_rearrangements(r: &Registry) {
         a.t(0)?
             .repeat_interleave_int(a.int(1)?, a.oint(2)?, a.oint(3)?)
     });
+    def(r, "aten::slice_inverse", |a| {
+        // Functionalization's inverse of `slice`: a view of `self`'s storage with the geometry
+        // of `src` (the base the slice was taken from); the slice arguments are not consulted.
+        let src = a.t(1)?;
+        a.t(0)?.as_strided(
+            &src.sizes(),
+            &src.strides(),
+            Some(src.storage_offset() as i64),
+        )
+    });
     def(r, "aten::slice_scatter", |a| {
         a.t(0)?
             .slice_scatter(a.t(1)?, a.int(2)?, a.oint(3)?, a.oint(4)?, a.int(5)?)

@@ -231,6 +231,14 @@ pub fn register(r: &Registry) {
         t.set_meta(m);
         Ok(IValue::None)
     });
+    def(r, "aten::shallow_copy_data_", |a| {
+        // AOT autograd's replay of `self.data = source`, returning `self`.
+        let (t, new) = (a.t(0)?, a.t(1)?);
+        let mut m = new.meta_snapshot();
+        m.requires_grad = t.requires_grad();
+        t.set_meta(m);
+        Ok(t.clone())
+    });
     def(r, "aten::from_file", |a| {
         // The file's bytes as `size` elements of `dtype` (the default dtype when None).
         a.check_device(5)?;
@@ -265,23 +273,13 @@ pub fn register(r: &Registry) {
         Ok(t.clone())
     });
     def(r, "aten::_no_grad_uniform_", |a| {
-        if !matches!(a.v(3)?, IValue::None) {
-            return Err(Error::runtime(
-                "torchscript-rs has no Generator objects: pass generator=None",
-            ));
-        }
         let t = a.t(0)?;
-        t.uniform_(a.f(1)?, a.f(2)?, None)?;
+        t.uniform_(a.f(1)?, a.f(2)?, super::generators::generator_arg(a, 3)?)?;
         Ok(t.clone())
     });
     def(r, "aten::_no_grad_normal_", |a| {
-        if !matches!(a.v(3)?, IValue::None) {
-            return Err(Error::runtime(
-                "torchscript-rs has no Generator objects: pass generator=None",
-            ));
-        }
         let t = a.t(0)?;
-        t.normal_(a.f(1)?, a.f(2)?, None)?;
+        t.normal_(a.f(1)?, a.f(2)?, super::generators::generator_arg(a, 3)?)?;
         Ok(t.clone())
     });
 }

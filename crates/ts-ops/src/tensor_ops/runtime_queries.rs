@@ -182,6 +182,28 @@ pub fn register(r: &Registry) {
         ts_tensor::manual_seed(seed as u64);
         Ok(IValue::None)
     });
+    // Back-end availability: no Vulkan here; NNPACK's convolution runs (as conv2d below), so
+    // code guarded by `_nnpack_available()` takes the same path as on PyTorch's x86 builds.
+    def(r, "aten::is_vulkan_available", |_| Ok(false));
+    def(r, "aten::_nnpack_available", |_| Ok(true));
+    def(r, "aten::_nnpack_spatial_convolution", |a| {
+        crate::autograd::ops::call1(
+            "aten::conv2d",
+            vec![
+                a.v(0)?.clone(),
+                a.v(1)?.clone(),
+                a.v(2)?.clone(),
+                a.v(4)?.clone(),
+                a.v(3)?.clone(),
+                IValue::int_list([1, 1]),
+                IValue::Int(1),
+            ],
+        )
+    });
+    def(r, "aten::_has_compatible_shallow_copy_type", |a| {
+        // Every tensor here is a CPU tensor of one implementation (strided, or nested).
+        Ok(a.t_nested(0)?.is_nested() == a.t_nested(1)?.is_nested())
+    });
     def(r, "aten::_get_cpu_capability", |_| {
         Ok(IValue::str(cpu_capability()))
     });

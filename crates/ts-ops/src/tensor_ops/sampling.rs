@@ -67,7 +67,7 @@ fn pad(x: &Tensor, p: &[i64], mode: &str, value: Option<f64>) -> R<Tensor> {
 /// Registers the resampling operators.
 pub fn register(r: &Registry) {
     use UpsampleMode::*;
-    let families: [(&str, UpsampleMode, usize, bool); 12] = [
+    let families: [(&str, UpsampleMode, usize, bool); 13] = [
         ("upsample_nearest1d", Nearest, 1, false),
         ("upsample_nearest2d", Nearest, 2, false),
         ("upsample_nearest3d", Nearest, 3, false),
@@ -80,6 +80,7 @@ pub fn register(r: &Registry) {
         ("upsample_bicubic2d", Cubic, 2, true),
         ("_upsample_bilinear2d_aa", LinearAntialias, 2, true),
         ("_upsample_bicubic2d_aa", CubicAntialias, 2, true),
+        ("_upsample_lanczos2d_aa", LanczosAntialias, 2, true),
     ];
     for (name, mode, k, align) in families {
         def(r, &format!("aten::{name}"), move |a| {

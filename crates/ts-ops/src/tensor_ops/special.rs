@@ -56,6 +56,7 @@ pub fn register(r: &Registry) {
         (&["aten::special_bessel_y0"], Tensor::special_bessel_y0),
         (&["aten::special_bessel_y1"], Tensor::special_bessel_y1),
         (&["aten::special_erfcx"], Tensor::special_erfcx),
+        (&["aten::special_airy_ai"], Tensor::special_airy_ai),
         (&["aten::special_ndtr"], Tensor::special_ndtr),
         (&["aten::special_ndtri"], Tensor::special_ndtri),
         (&["aten::special_log_ndtr"], Tensor::special_log_ndtr),

@@ -111,6 +111,32 @@ fn register_binning(r: &Registry) {
     def(r, "aten::histogramdd.TensorList_bins", |a| {
         a.t(0)?.histogramdd_edges(&a.tensors(1)?, a.ot(3)?, a.b(4)?)
     });
+    // The pieces `torch.histogramdd` decomposes into: the edges alone, and the counts from
+    // bin counts or from explicit edges.
+    def(r, "aten::_histogramdd_bin_edges", |a| {
+        let (_, edges) = a.t(0)?.histogramdd_bins(
+            &a.ints(1)?,
+            opt_floats(a, 2)?.as_deref(),
+            a.ot(3)?,
+            a.b(4)?,
+        )?;
+        Ok(edges)
+    });
+    def(r, "aten::_histogramdd_from_bin_cts", |a| {
+        let (hist, _) = a.t(0)?.histogramdd_bins(
+            &a.ints(1)?,
+            opt_floats(a, 2)?.as_deref(),
+            a.ot(3)?,
+            a.b(4)?,
+        )?;
+        Ok(hist)
+    });
+    def(r, "aten::_histogramdd_from_bin_tensors", |a| {
+        let (hist, _) = a
+            .t(0)?
+            .histogramdd_edges(&a.tensors(1)?, a.ot(2)?, a.b(3)?)?;
+        Ok(hist)
+    });
     def(r, "aten::bucketize.Tensor", |a| {
         a.t(0)?.bucketize(a.t(1)?, a.b(2)?, a.b(3)?)
     });

@@ -29,6 +29,9 @@ pub enum UpsampleMode {
     LinearAntialias,
     /// `_upsample_bicubic2d_aa`: a cubic filter (`A = -0.5`) widened by the downscaling factor.
     CubicAntialias,
+    /// `_upsample_lanczos2d_aa`: a Lanczos window (`a = 3`, `sinc(x) sinc(x / 3)`) widened by
+    /// the downscaling factor, Pillow's LANCZOS filter.
+    LanczosAntialias,
 }
 
 impl UpsampleMode {
@@ -45,8 +48,23 @@ impl UpsampleMode {
             UpsampleMode::Cubic => "upsample_bicubic2d".to_string(),
             UpsampleMode::LinearAntialias => "_upsample_bilinear2d_aa".to_string(),
             UpsampleMode::CubicAntialias => "_upsample_bicubic2d_aa".to_string(),
+            UpsampleMode::LanczosAntialias => "_upsample_lanczos2d_aa".to_string(),
         }
     }
+}
+
+/// The Lanczos window with `a = 3` at `x >= 0`: `sinc(x) * sinc(x / 3)` inside the window,
+/// zero outside (normalised sinc, `sinc(0) = 1`).
+fn lanczos3<T: FloatMath>(x: T) -> T {
+    let xf = x.to_f64();
+    if xf >= 3.0 {
+        return T::zero();
+    }
+    if xf == 0.0 {
+        return T::one();
+    }
+    let px = std::f64::consts::PI * xf;
+    T::from_f64((px.sin() / px) * ((px / 3.0).sin() / (px / 3.0)))
 }
 
 /// ATen's `compute_scales_value`: the source step per output step (`1 / scale` when a positive
@@ -204,9 +222,16 @@ fn axis_taps<T: FloatMath>(
                 ]);
             }
         }
-        UpsampleMode::LinearAntialias | UpsampleMode::CubicAntialias => {
+        UpsampleMode::LinearAntialias
+        | UpsampleMode::CubicAntialias
+        | UpsampleMode::LanczosAntialias => {
             let cubic = mode == UpsampleMode::CubicAntialias;
-            let interp = if cubic { 4.0 } else { 2.0 };
+            let lanczos = mode == UpsampleMode::LanczosAntialias;
+            let interp = match mode {
+                UpsampleMode::CubicAntialias => 4.0,
+                UpsampleMode::LanczosAntialias => 6.0,
+                _ => 2.0,
+            };
             let scale: T = area_scale(input, output, align_corners, scale);
             let one = T::one();
             let support = if scale >= one {
@@ -218,7 +243,9 @@ fn axis_taps<T: FloatMath>(
             let half = T::from_f64(0.5);
             let filter = |x: T| -> T {
                 let x = if x < T::zero() { -x } else { x };
-                if cubic {
+                if lanczos {
+                    lanczos3(x)
+                } else if cubic {
                     let a = T::from_f64(-0.5);
                     if x < one {
                         cubic1(x, a)

@@ -195,6 +195,72 @@ def f() -> List[float]:
     r += L(torch.ops.aten.__upsample_bilinear(g, None, 2))
     return r
 """,
+    # --- issue #12's last operators
+    "airy_ai": """
+def f() -> List[float]:
+    return L(torch.special.airy_ai(torch.tensor([-12.5, -5.0, -1.0, 0.0, 0.5, 2.0, 5.0, 9.0], dtype=torch.float64)))
+""",
+    "lanczos_aa_upsample": """
+def f() -> List[float]:
+    x = torch.arange(30.0).reshape(1, 1, 5, 6)
+    a = torch.ops.aten._upsample_lanczos2d_aa(x, [3, 4], False)
+    b = torch.ops.aten._upsample_lanczos2d_aa(x, [7, 9], True)
+    return L(a) + L(b)
+""",
+    "histogramdd_pieces": """
+def f() -> List[float]:
+    x = torch.tensor([[0.0, 1.0], [0.5, 0.2], [1.0, 3.0], [0.7, 2.5]])
+    h = torch.ops.aten._histogramdd_from_bin_cts(x, [2, 3])
+    e = torch.ops.aten._histogramdd_bin_edges(x, [2, 3])
+    t = torch.ops.aten._histogramdd_from_bin_tensors(x, [torch.tensor([0.0, 0.5, 1.0]), torch.tensor([0.0, 2.0, 4.0])])
+    return L(h) + L(e[0]) + L(e[1]) + L(t)
+""",
+    "einsum_sublist": """
+def f() -> List[float]:
+    a = torch.arange(6.0).reshape(2, 3)
+    b = torch.arange(12.0).reshape(3, 4)
+    return L(torch.einsum(a, [0, 1], b, [1, 2], [0, 2])) + L(torch.einsum(a, [30, 2]))
+""",
+    "hash_generic": """
+def f() -> List[float]:
+    t = (3, "ab")
+    return [float(hash("ab") % 1000003), float(hash(t) % 1000003), float(hash(1.5) % 1000003), float(hash(-7))]
+""",
+    "slice_inverse_views_base": """
+def f() -> List[float]:
+    x = torch.arange(20.0).reshape(5, 4)
+    v = x[1:4]
+    r = torch.ops.aten.slice_inverse(v, x, 0, 1, 4, 1)
+    return L(r) + [float(r.size(0))]
+""",
+    "philox_keys_and_draws": """
+def f() -> List[float]:
+    key = torch.tensor([42, 0], dtype=torch.uint64)
+    ks = torch.ops.aten._philox_key_split(key, 2)
+    kf = torch.ops.aten._philox_key_fold_in(key, 5)
+    u = torch.ops.aten._philox_uniform(torch.empty(6), key, -1.0, 2.0)
+    n = torch.ops.aten._philox_normal(torch.empty(5, dtype=torch.float64), ks[1], 0.5, 2.0)
+    i = torch.ops.aten._philox_randint(torch.empty(7, dtype=torch.int32), kf, 0, 100)
+    return L(ks.double()) + L(kf.double()) + L(u) + L(n) + L(i)
+""",
+    "generator_streams": """
+def f() -> List[float]:
+    g = torch.Generator(device="cpu", seed=5)
+    s = float(g.initial_seed())
+    a = torch.rand(3, generator=g)
+    g.manual_seed(7)
+    b = torch.randn(2, generator=g)
+    c = torch.empty(3).uniform_(0.0, 1.0, generator=g)
+    return [s] + L(a) + L(b) + L(c)
+""",
+    "test_ops_and_out_forms": """
+def f() -> List[float]:
+    x = torch.tensor([-1.0, 2.0, -3.0])
+    s = torch.ops.aten._test_serialization_subcmul(x, torch.tensor([1.0, 1.0, 1.0]), 2)
+    o = torch.empty(0)
+    r = torch.ops.aten.rrelu_with_noise(x, torch.zeros(3), 0.1, 0.3, False, None, out=o)
+    return L(s) + L(o) + L(r)
+""",
 }
 
 
