@@ -94,16 +94,42 @@ impl Tensor {
             // A 0-d source gives a 0-d result whatever the index's rank (ATen's behaviour).
             return self.clone_tensor();
         }
-        let parts: Vec<Tensor> = idx
-            .iter()
-            .map(|&i| self.narrow(d as i64, i, 1))
-            .collect::<Result<_>>()?;
-        if parts.is_empty() {
-            let mut s = m.sizes.clone();
-            s[d] = 0;
-            return Tensor::zeros(&s, m.dtype);
+        if self.is_quantized() {
+            // A quantized result keeps its quantizer: slice and join through the view ops.
+            let parts: Vec<Tensor> = idx
+                .iter()
+                .map(|&i| self.narrow(d as i64, i, 1))
+                .collect::<Result<_>>()?;
+            if !parts.is_empty() {
+                return crate::ops::join::cat(&parts, d as i64);
+            }
         }
-        crate::ops::join::cat(&parts, d as i64)
+        // Rows of `inner` contiguous elements: for every outer position, the selected rows in
+        // index order.
+        let src = self.contiguous()?;
+        let sm = src.meta_snapshot();
+        let outer: i64 = m.sizes[..d].iter().product();
+        let inner: i64 = m.sizes[d + 1..].iter().product();
+        let mut out_sizes = m.sizes.clone();
+        out_sizes[d] = idx.len() as i64;
+        let out = Tensor::zeros(&out_sizes, m.dtype)?;
+        let row = (inner as usize) * m.dtype.size();
+        if row == 0 || idx.is_empty() || outer == 0 {
+            return Ok(out);
+        }
+        let (sp, dp) = (sm.data_ptr() as *const u8, out.meta().data_ptr());
+        for o in 0..outer as usize {
+            for (j, &i) in idx.iter().enumerate() {
+                let from = (o * size as usize + i as usize) * row;
+                let to = (o * idx.len() + j) * row;
+                // SAFETY: `src` is contiguous with `outer * size * inner` elements and `i < size`
+                // (checked above), so `from..from + row` lies in it; `out` is a fresh contiguous
+                // tensor of `outer * idx.len() * inner` elements, so `to..to + row` lies in it;
+                // they are distinct allocations.
+                unsafe { std::ptr::copy_nonoverlapping(sp.add(from), dp.add(to), row) };
+            }
+        }
+        Ok(out)
     }
 
     /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for `dim = 0`), with `index` of
@@ -534,6 +560,27 @@ mod tests {
         assert_eq!(
             x.gather(1, &Tensor::zeros(&[4, 1], DType::Int64).unwrap()).unwrap_err().message,
             "Size does not match at dimension 0 expected index [4, 1] to be no larger than self [3, 4] apart from dimension 1"
+        );
+        // A strided 3-D source along its middle dim, repeated and reordered indices, empty index.
+        let y = ar(24, &[2, 3, 4]).transpose(0, 2).unwrap(); // [4, 3, 2]
+        let sel = y.index_select(1, &idx(&[2, 2, 0], &[3])).unwrap();
+        assert_eq!(sel.sizes().as_slice(), [4, 3, 2]);
+        let want: Vec<f32> = (0..4)
+            .flat_map(|a| {
+                [2i64, 2, 0]
+                    .into_iter()
+                    .flat_map(move |b| (0..2).map(move |c| (c * 12 + b * 4 + a) as f32))
+            })
+            .collect();
+        assert_eq!(sel.to_vec::<f32>(), want);
+        let none = y.index_select(2, &idx(&[], &[0])).unwrap();
+        assert_eq!(none.sizes().as_slice(), [4, 3, 0]);
+        let ints = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+        assert_eq!(
+            ints.index_select(0, &idx(&[2, 0], &[2]))
+                .unwrap()
+                .to_vec::<i64>(),
+            vec![3, 1]
         );
         // Gather from a transposed view reads logical positions.
         let t = x.t().unwrap();
