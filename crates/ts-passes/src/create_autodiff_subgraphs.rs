@@ -4,7 +4,9 @@
 //! as PyTorch's graph executor does when some input requires grad.
 //!
 //! Groups are runs of consecutive differentiable nodes of one block (constants in between are
-//! copied into the group), so no node is reordered. As in PyTorch, a group needs at least
+//! copied into the group), so no differentiable node is reordered; module attribute reads
+//! (`prim::GetAttr`, pure) between them move ahead of the run so that a layer's parameters do
+//! not split it. As in PyTorch, a group needs at least
 //! [`MIN_GROUP_NODES`] non-constant nodes to be created, and is inlined back when its forward
 //! graph has fewer than [`INLINE_THRESHOLD`] nodes (entering a differentiable graph has a
 //! cost). Nodes whose inputs or outputs are written in place stay outside: the autograd engine
@@ -56,6 +58,14 @@ fn group_block(g: &mut Graph, b: BlockId, eligible: &HashSet<NodeId>, changed: &
             continue;
         }
         if g.node(n).kind() == prim::Constant {
+            continue;
+        }
+        // A module attribute read (a layer's weight) between two differentiable nodes moves
+        // ahead of the run instead of ending it: it only reads `self` or an earlier read, and
+        // no node of the run writes anything, so the order of everything else is unchanged.
+        if g.node(n).kind() == prim::GetAttr && !run.is_empty() {
+            let first = run[0];
+            g.move_before(n, first);
             continue;
         }
         flush(g, &mut run, changed);

@@ -124,22 +124,31 @@ pub fn optimize_graph(
     pm: &mut PassManager,
 ) {
     let needs_grad = needs_gradient(input_types);
-    optimize_graph_for_grad(g, input_types, needs_grad, opts, pm)
+    optimize_graph_for_grad(g, input_types, needs_grad, None, opts, pm)
 }
 
+/// The types of a method's module attributes by path from `self` (`["fc1", "weight"]`), as
+/// the executor observes them on the module it plans for.
+pub type AttributeTypes<'a> = &'a dyn Fn(&[String]) -> Option<TensorType>;
+
 /// As [`optimize_graph`], told whether gradients are needed: an input requiring grad, or (a
-/// method) a parameter of its module reached through `prim::GetAttr` that does.
+/// method) a parameter of its module reached through `prim::GetAttr` that does. `attr_types`
+/// types the module attributes the graph reads (the observed types that let a layer's
+/// `linear` be differentiated symbolically).
 pub fn optimize_graph_for_grad(
     g: &mut Graph,
     input_types: &[Option<TensorType>],
     needs_grad: bool,
+    attr_types: Option<AttributeTypes>,
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
     pm.snapshot("Input", g);
     match opts.mode {
-        ExecutorMode::Profiling => profiling_pipeline(g, input_types, needs_grad, opts, pm),
-        ExecutorMode::Legacy => legacy_pipeline(g, input_types, needs_grad, opts, pm),
+        ExecutorMode::Profiling => {
+            profiling_pipeline(g, input_types, needs_grad, attr_types, opts, pm)
+        }
+        ExecutorMode::Legacy => legacy_pipeline(g, input_types, needs_grad, attr_types, opts, pm),
     }
     crate::graph_dump!("Optimized Graph: ", g);
 }
@@ -161,7 +170,8 @@ use crate::profiling_record::{insert_profile_nodes, remove_profile_nodes_and_spe
 use crate::remove_expands::remove_expands;
 use crate::remove_mutation::remove_list_mutation;
 use crate::shape_analysis::{
-    propagate_input_shapes, remove_tensor_type_specializations, specialize_input_types,
+    propagate_input_shapes, remove_tensor_type_specializations, specialize_attribute_types,
+    specialize_input_types,
 };
 
 fn peephole(g: &mut Graph) -> bool {
@@ -178,6 +188,7 @@ fn profiling_pipeline(
     g: &mut Graph,
     input_types: &[Option<TensorType>],
     needs_grad: bool,
+    attr_types: Option<AttributeTypes>,
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
@@ -236,6 +247,9 @@ fn profiling_pipeline(
     pm.run("RemoveProfileNodesAndSpecializeTypes", g, |g| {
         remove_profile_nodes_and_specialize_types(g);
         specialize_input_types(g, input_types);
+        if let Some(resolve) = attr_types {
+            specialize_attribute_types(g, resolve);
+        }
         propagate_input_shapes(g);
         true
     });
@@ -261,6 +275,7 @@ fn legacy_pipeline(
     g: &mut Graph,
     input_types: &[Option<TensorType>],
     needs_grad: bool,
+    attr_types: Option<AttributeTypes>,
     opts: OptimizeOptions,
     pm: &mut PassManager,
 ) {
@@ -278,6 +293,12 @@ fn legacy_pipeline(
         return;
     }
     pm.run("ConstantPropagation", g, constant_propagation);
+    if let Some(resolve) = attr_types {
+        pm.run("SpecializeAttributeTypes", g, |g| {
+            specialize_attribute_types(g, resolve);
+            true
+        });
+    }
     pm.run("PropagateInputShapes", g, propagate_input_shapes);
     // runOptimization, to a fixed point.
     pm.run("EliminateDeadCode", g, eliminate_dead_code);

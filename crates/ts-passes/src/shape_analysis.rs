@@ -38,6 +38,52 @@ pub fn specialize_input_types(g: &mut Graph, types: &[Option<TensorType>]) {
     }
 }
 
+/// Types the tensor read by each `prim::GetAttr` chain from the graph's first input (a
+/// method's `self`) as `resolve` says for that attribute path (`["fc1", "weight"]`), as a
+/// profiling run would observe them; the executor keys its plans on those types. Nothing is
+/// typed when the graph assigns an attribute or still calls a method (an attribute could then
+/// change while the graph runs).
+pub fn specialize_attribute_types(
+    g: &mut Graph,
+    resolve: &dyn Fn(&[String]) -> Option<TensorType>,
+) {
+    let Some(&this) = g.inputs().first() else {
+        return;
+    };
+    let nodes = g.all_nodes();
+    if nodes.iter().any(|&n| {
+        let k = g.node(n).kind();
+        k == prim::SetAttr || k == prim::CallMethod
+    }) {
+        return;
+    }
+    let mut paths: std::collections::HashMap<ValueId, Vec<String>> =
+        std::collections::HashMap::from([(this, Vec::new())]);
+    // `all_nodes` lists a node after the nodes that define its inputs.
+    for n in nodes {
+        let node = g.node(n);
+        if node.kind() != prim::GetAttr || node.inputs().len() != 1 {
+            continue;
+        }
+        let Some(base) = paths.get(&node.inputs()[0]) else {
+            continue;
+        };
+        let Some(name) = node.s(ts_core::attr::name) else {
+            continue;
+        };
+        let mut path = base.clone();
+        path.push(name.to_string());
+        let out = node.output(0);
+        if g.value(out).ty().is_tensor() {
+            if let Some(t) = resolve(&path) {
+                g.set_type(out, Arc::new(Type::Tensor(t)));
+            }
+        } else {
+            paths.insert(out, path);
+        }
+    }
+}
+
 /// Resets every tensor type refinement except on constants (PyTorch's
 /// `RemoveTensorTypeSpecializations`): what the graph was specialized to stays in the plan's
 /// key, not in the printed graph.
@@ -861,6 +907,40 @@ fn infer_rank_changing(g: &Graph, _n: NodeId, name: &str, ins: &[ValueId]) -> Op
 mod tests {
     use super::*;
     use ts_ir::{parse_ir, verify, FileCheck};
+
+    fn weight_type(path: &[String]) -> Option<TensorType> {
+        (path == ["fc", "weight"]).then(|| TensorType {
+            dtype: Some(DType::Float32),
+            sizes: Some(vec![None, None]),
+            requires_grad: Some(true),
+            ..TensorType::default()
+        })
+    }
+
+    const MODULE_GRAPH: &str = "graph(%self : __torch__.M, %x : Tensor):\n  %fc : __torch__.L = prim::GetAttr[name=\"fc\"](%self)\n  %w : Tensor = prim::GetAttr[name=\"weight\"](%fc)\n  %b : Tensor = prim::GetAttr[name=\"bias\"](%fc)\n  %y : Tensor = aten::add(%w, %b, %b)\n  return (%y)\n";
+
+    #[test]
+    fn attribute_reads_take_the_observed_types() {
+        let mut g = parse_ir(MODULE_GRAPH).unwrap();
+        specialize_attribute_types(&mut g, &weight_type);
+        FileCheck::new()
+            .check("Float(*, *, requires_grad=1")
+            .check("prim::GetAttr[name=\"weight\"]")
+            .check_next("%b : Tensor = prim::GetAttr")
+            .run(&g.to_string())
+            .unwrap();
+    }
+
+    #[test]
+    fn attribute_types_stay_unknown_when_the_graph_assigns_attributes() {
+        let src = MODULE_GRAPH.replace(
+            "  return (%y)",
+            "   = prim::SetAttr[name=\"weight\"](%fc, %y)\n  return (%y)",
+        );
+        let mut g = parse_ir(&src).unwrap();
+        specialize_attribute_types(&mut g, &weight_type);
+        assert!(!g.to_string().contains("Float("), "{g}");
+    }
 
     #[test]
     fn propagates_dtype_and_rank() {

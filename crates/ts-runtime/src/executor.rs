@@ -37,8 +37,10 @@ pub enum ArgInfo {
     },
     UndefinedTensor,
     /// A module (`self` of a method) with a parameter or buffer that requires grad, with grad
-    /// mode on: the plan takes the autodiff path as for an input that requires grad.
-    ModuleRequiresGrad,
+    /// mode on: the plan takes the autodiff path as for an input that requires grad, with its
+    /// attributes typed as observed; the value fingerprints those types (dtype, rank,
+    /// requires_grad of every tensor attribute), so a reassigned attribute gets a new plan.
+    ModuleRequiresGrad(u64),
     Other,
 }
 
@@ -72,7 +74,9 @@ fn flatten(v: &IValue, out: &mut Vec<ArgInfo>) {
         IValue::Tuple(t) => t.elements.iter().for_each(|e| flatten(e, out)),
         IValue::None => out.push(ArgInfo::UndefinedTensor),
         IValue::Object(o) if is_grad_enabled() && object_requires_grad(o, 0) => {
-            out.push(ArgInfo::ModuleRequiresGrad)
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            hash_attribute_types(o, 0, &mut h);
+            out.push(ArgInfo::ModuleRequiresGrad(std::hash::Hasher::finish(&h)))
         }
         _ => out.push(ArgInfo::Other),
     }
@@ -94,6 +98,47 @@ fn object_requires_grad(o: &ts_core::Object, depth: usize) -> bool {
             .any(|x| x.as_tensor().is_some_and(|t| t.requires_grad())),
         _ => false,
     })
+}
+
+/// Hashes what a plan specialized to `o`'s attributes depends on: the dtype, rank and
+/// requires_grad of each tensor attribute, by position, through submodules.
+fn hash_attribute_types(o: &ts_core::Object, depth: usize, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    if depth > 32 {
+        return;
+    }
+    for (i, v) in o.slots.read().iter().enumerate() {
+        match v {
+            IValue::Tensor(t) => {
+                let m = t.meta();
+                (i, m.dtype as u8, m.sizes.len(), m.requires_grad).hash(h);
+            }
+            IValue::Object(sub) => {
+                (i, usize::MAX).hash(h);
+                hash_attribute_types(sub, depth + 1, h);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The tensor attribute of `o` at `path` (attribute names from `o`), typed as the argument
+/// spec types inputs.
+fn attribute_type(o: &Arc<ts_core::Object>, path: &[String]) -> Option<TensorType> {
+    let mut cur = IValue::Object(o.clone());
+    for name in path {
+        let IValue::Object(obj) = &cur else {
+            return None;
+        };
+        let slot = obj
+            .class
+            .attributes()
+            .iter()
+            .position(|a| &a.name == name)?;
+        let next = obj.slots.read().get(slot)?.clone();
+        cur = next;
+    }
+    spec_type_of(&cur)
 }
 
 /// The tensor type an argument spec guarantees for a value (dtype, rank, device,
@@ -217,13 +262,17 @@ impl GraphExecutor {
         } else {
             vec![]
         };
-        let module_grad = is_grad_enabled()
-            && inputs.iter().any(|v| match v {
-                IValue::Object(o) => object_requires_grad(o, 0),
-                _ => false,
-            });
-        let needs_grad = module_grad || ts_passes::executor_pipeline::needs_gradient(&types);
-        ts_passes::optimize_graph_for_grad(&mut g, &types, needs_grad, opts, pm);
+        let module = match inputs.first() {
+            Some(IValue::Object(o)) if is_grad_enabled() && object_requires_grad(o, 0) => {
+                Some(o.clone())
+            }
+            _ => None,
+        };
+        let needs_grad = module.is_some() || ts_passes::executor_pipeline::needs_gradient(&types);
+        let resolve = |path: &[String]| attribute_type(module.as_ref()?, path);
+        let attr_types: Option<ts_passes::executor_pipeline::AttributeTypes> =
+            module.is_some().then_some(&resolve);
+        ts_passes::optimize_graph_for_grad(&mut g, &types, needs_grad, attr_types, opts, pm);
         if !opts.optimize {
             ts_passes::run_required_passes(&mut g);
         }
