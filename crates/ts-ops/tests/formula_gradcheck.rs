@@ -1043,12 +1043,7 @@ const SECOND_ORDER: &[&str] = &[
 
 /// Formulas known to have no working sample or a wrong gradient yet. The list only shrinks:
 /// an entry that starts passing fails the test until it is removed.
-const PENDING: &[&str] = &[
-    // Follows PyTorch's `as_strided_scatter_backward`, which gives `self` the window of the
-    // gradient rather than its complement; PyTorch's own gradcheck of it fails the same way,
-    // and the reference gradients (opinfo_grad) are PyTorch's.
-    "aten::as_strided_scatter",
-];
+const PENDING: &[&str] = &[];
 
 #[test]
 fn every_formula_passes_gradcheck() {

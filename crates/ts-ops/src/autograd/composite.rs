@@ -269,13 +269,14 @@ pub(super) fn register(t: &mut Table) {
             vec![tv(&gc), a[2].clone(), a[3].clone(), a[4].clone()],
         )?;
         let win = o::call1("aten::clone", vec![tv(&win), IValue::None])?;
-        // PyTorch's `as_strided_scatter_backward` gives `self` the window of `grad` (zeros
-        // elsewhere), not its complement; the reference gradients are PyTorch's, so follow it.
+        // `self` keeps the gradient outside the window: the window's elements were overwritten
+        // by `src`. (PyTorch 2.15's `as_strided_scatter_backward` gives `self` the window
+        // instead, which its own gradcheck rejects; the finite differences agree with this.)
         let gs = o::call1(
             "aten::as_strided_scatter",
             vec![
-                tv(&o::zeros_like(&gc)?),
-                tv(&win),
+                tv(&gc),
+                tv(&o::zeros_like(&win)?),
                 a[2].clone(),
                 a[3].clone(),
                 a[4].clone(),
