@@ -397,70 +397,81 @@ impl Tensor {
 
     /// The elements in row-major order, converted to `T` with C-cast semantics.
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        use half::{bf16, f16};
         let m = self.meta();
-        let n = m.numel();
-        let mut out = Vec::with_capacity(n);
-        let base = m.storage.as_ptr();
-        let dt = m.dtype;
-        let nd = m.sizes.len();
-        let mut idx: Dims = SmallVec::from_elem(0, nd);
-        for _ in 0..n {
-            let mut off = m.offset as i64;
-            for d in 0..nd {
-                off += idx[d] * m.strides[d];
-            }
-            // SAFETY: `from_parts`/kernels guarantee every index within sizes maps into the storage.
-            let v = unsafe { read_as::<T>(base, dt, off as usize) };
-            out.push(v);
-            for d in (0..nd).rev() {
-                idx[d] += 1;
-                if idx[d] < m.sizes[d] {
-                    break;
+        let mut out = Vec::with_capacity(m.numel());
+        if out.capacity() == 0 {
+            return out;
+        }
+        // The stored dtype is matched once; each arm walks the rows with a typed read, so a
+        // contiguous tensor of `T` is a straight copy loop.
+        macro_rules! walk {
+            ($s:ty, $conv:expr) => {
+                walk_rows::<$s, T>(&m, &mut out, $conv)
+            };
+        }
+        match m.dtype {
+            DType::Bool | DType::UInt8 => walk!(u8, |v: u8| T::from_i64(v as i64)),
+            DType::Int8 => walk!(i8, |v: i8| T::from_i64(v as i64)),
+            DType::Int16 => walk!(i16, |v: i16| T::from_i64(v as i64)),
+            DType::Int32 => walk!(i32, |v: i32| T::from_i64(v as i64)),
+            DType::Int64 => walk!(i64, |v: i64| T::from_i64(v)),
+            DType::Float16 => walk!(f16, |v: f16| T::from_f64(v.to_f64())),
+            DType::BFloat16 => walk!(bf16, |v: bf16| T::from_f64(v.to_f64())),
+            DType::Float32 => walk!(f32, |v: f32| T::from_f64(v as f64)),
+            DType::Float64 => walk!(f64, |v: f64| T::from_f64(v)),
+            DType::UInt16 => walk!(u16, |v: u16| T::from_i64(v as i64)),
+            DType::UInt32 => walk!(u32, |v: u32| T::from_i64(v as i64)),
+            DType::UInt64 => walk!(u64, |v: u64| {
+                if T::DTYPE.is_floating_point() || T::DTYPE.is_complex() {
+                    T::from_f64(v as f64)
+                } else {
+                    T::from_i64(v as i64)
                 }
-                idx[d] = 0;
+            }),
+            DType::Complex64 => walk!(crate::complex::Complex32, |z: crate::complex::Complex32| {
+                T::from_c64(z.re as f64, z.im as f64)
+            }),
+            DType::Complex128 => {
+                walk!(crate::complex::Complex64, |z: crate::complex::Complex64| {
+                    T::from_c64(z.re, z.im)
+                })
             }
         }
         out
     }
 }
 
-/// Reads element `i` of a buffer of dtype `dt` and converts it to `T`.
-///
-/// # Safety
-/// `base` must point to a buffer of at least `i + 1` elements of `dt`, suitably aligned.
-pub(crate) unsafe fn read_as<T: Element>(base: *const u8, dt: DType, i: usize) -> T {
-    use half::{bf16, f16};
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        match dt {
-            DType::Bool => T::from_i64(*(base.add(i)) as i64),
-            DType::UInt8 => T::from_i64(*(base.add(i)) as i64),
-            DType::Int8 => T::from_i64(*(base as *const i8).add(i) as i64),
-            DType::Int16 => T::from_i64(*(base as *const i16).add(i) as i64),
-            DType::Int32 => T::from_i64(*(base as *const i32).add(i) as i64),
-            DType::Int64 => T::from_i64(*(base as *const i64).add(i)),
-            DType::Float16 => T::from_f64((*(base as *const f16).add(i)).to_f64()),
-            DType::BFloat16 => T::from_f64((*(base as *const bf16).add(i)).to_f64()),
-            DType::Float32 => T::from_f64(*(base as *const f32).add(i) as f64),
-            DType::Float64 => T::from_f64(*(base as *const f64).add(i)),
-            DType::UInt16 => T::from_i64(*(base as *const u16).add(i) as i64),
-            DType::UInt32 => T::from_i64(*(base as *const u32).add(i) as i64),
-            DType::UInt64 => {
-                let v = *(base as *const u64).add(i);
-                if T::DTYPE.is_floating_point() || T::DTYPE.is_complex() {
-                    T::from_f64(v as f64)
-                } else {
-                    T::from_i64(v as i64)
-                }
+/// Appends the elements of `m` (stored as `S`) to `out` in row-major order, row by row along
+/// the last dimension, converting each with `conv`.
+fn walk_rows<S: Copy, T>(m: &TensorMeta, out: &mut Vec<T>, conv: impl Fn(S) -> T) {
+    let p = m.storage.as_ptr() as *const S;
+    let nd = m.sizes.len();
+    if nd == 0 {
+        // SAFETY: a 0-d tensor's single element at `offset` lies within its storage.
+        out.push(conv(unsafe { *p.add(m.offset) }));
+        return;
+    }
+    let inner = m.sizes[nd - 1] as usize;
+    let step = m.strides[nd - 1] as isize;
+    let rows = m.numel() / inner.max(1);
+    let mut idx: Dims = SmallVec::from_elem(0, nd - 1);
+    for _ in 0..rows {
+        let mut off = m.offset as isize;
+        for d in 0..nd - 1 {
+            off += (idx[d] * m.strides[d]) as isize;
+        }
+        for j in 0..inner as isize {
+            // SAFETY: `from_parts`/kernels guarantee every index within sizes maps into the
+            // storage, and the storage holds elements of `m.dtype`, stored as `S`.
+            out.push(conv(unsafe { *p.offset(off + j * step) }));
+        }
+        for d in (0..nd - 1).rev() {
+            idx[d] += 1;
+            if idx[d] < m.sizes[d] {
+                break;
             }
-            DType::Complex64 => {
-                let z = *(base as *const crate::complex::Complex32).add(i);
-                T::from_c64(z.re as f64, z.im as f64)
-            }
-            DType::Complex128 => {
-                let z = *(base as *const crate::complex::Complex64).add(i);
-                T::from_c64(z.re, z.im)
-            }
+            idx[d] = 0;
         }
     }
 }
@@ -482,6 +493,28 @@ impl std::fmt::Debug for Tensor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn to_vec_walks_views_in_row_major_order() {
+        let t = Tensor::from_vec((0..24).collect::<Vec<i32>>(), &[2, 3, 4]).unwrap();
+        // Transposed (inner stride 4), sliced with an offset, 0-d, and empty views.
+        let tt = t.transpose(1, 2).unwrap();
+        let want: Vec<f64> = (0..2)
+            .flat_map(|a| {
+                (0..4).flat_map(move |c| (0..3).map(move |b| (a * 12 + b * 4 + c) as f64))
+            })
+            .collect();
+        assert_eq!(tt.to_vec::<f64>(), want);
+        let s = Tensor::from_parts(t.storage(), &[2, 2], &[12, 1], 5, DType::Int32).unwrap();
+        assert_eq!(s.to_vec::<i64>(), vec![5, 6, 17, 18]);
+        let z = Tensor::from_parts(t.storage(), &[], &[], 7, DType::Int32).unwrap();
+        assert_eq!(z.to_vec::<u8>(), vec![7]);
+        let e = Tensor::from_parts(t.storage(), &[3, 0], &[1, 1], 0, DType::Int32).unwrap();
+        assert!(e.to_vec::<f32>().is_empty());
+        let f = Tensor::from_vec(vec![1.5f32, -2.7, f32::NAN], &[3]).unwrap();
+        let i = f.to_vec::<i64>();
+        assert_eq!(&i[..2], &[1, -2]);
+    }
 
     #[test]
     fn handle_is_pointer_sized() {

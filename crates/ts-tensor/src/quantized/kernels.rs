@@ -55,15 +55,21 @@ fn bias_values(bias: Option<&Tensor>, n: usize, what: &str) -> Result<Option<Vec
     Ok(Some(b.to_vec::<f32>()))
 }
 
-/// FBGEMM's requantization of one accumulator of output channel `c`.
+/// FBGEMM's requantization of the accumulators of output channel `c`: `round((acc + bias[c] /
+/// (x_scale * w_scale[c])) * x_scale * w_scale[c] / y_scale) + zero_point`, rounded half to
+/// even and clamped to the output range.
 struct Requant {
-    act_times_w_scale: Vec<f32>,
+    /// `bias[c] / (x_scale * w_scale[c])` (zero without a bias: adding it changes nothing).
+    bias_term: Vec<f32>,
     multiplier: Vec<f32>,
-    bias: Option<Vec<f32>>,
     zero_point: i64,
     lo: i64,
     hi: i64,
 }
+
+/// `1.5 * 2^23`: adding and subtracting it rounds an `f32` of magnitude below `2^22` to an
+/// integer, half to even (the default rounding mode), in a form the compiler vectorizes.
+const ROUND_MAGIC: f32 = 12_582_912.0;
 
 impl Requant {
     fn new(
@@ -82,24 +88,55 @@ impl Requant {
             .iter()
             .map(|&a| a / y_scale as f32)
             .collect();
+        let bias_term = match bias {
+            Some(b) => b
+                .iter()
+                .zip(&act_times_w_scale)
+                .map(|(&b, &a)| b / a)
+                .collect(),
+            None => vec![0.0; act_times_w_scale.len()],
+        };
         let (lo, hi) = dtype.range();
         Requant {
-            act_times_w_scale,
+            bias_term,
             multiplier,
-            bias,
             zero_point,
             lo: if relu { lo.max(zero_point) } else { lo },
             hi,
         }
     }
 
-    fn apply(&self, acc: i32, c: usize) -> i64 {
-        let mut raw = acc as f32;
-        if let Some(b) = &self.bias {
-            raw += b[c] / self.act_times_w_scale[c];
+    /// Requantizes `acc`, whose element `i` belongs to output channel `channel(i)`, into `out`.
+    fn apply(&self, acc: &[i32], out: &mut [i64], channel: impl Fn(usize) -> usize) {
+        let zp = self.zero_point;
+        // Clamping before rounding gives the same integer (the bounds are integers and
+        // rounding is monotonic) and keeps the magic-number rounding in its exact range.
+        let (lo, hi) = ((self.lo - zp) as f32, (self.hi - zp) as f32);
+        let exact = lo >= -4_194_304.0 && hi <= 4_194_304.0;
+        for (i, (o, &a)) in out.iter_mut().zip(acc).enumerate() {
+            let c = channel(i);
+            let x = (a as f32 + self.bias_term[c]) * self.multiplier[c];
+            *o = if exact {
+                ((x.max(lo).min(hi) + ROUND_MAGIC) - ROUND_MAGIC) as i64 + zp
+            } else {
+                (x.round_ties_even() as f64 + zp as f64).clamp(self.lo as f64, self.hi as f64)
+                    as i64
+            };
         }
-        let v = (raw * self.multiplier[c]).round_ties_even() as f64 + self.zero_point as f64;
-        v.clamp(self.lo as f64, self.hi as f64) as i64
+    }
+
+    /// [`Requant::apply`] for a run of accumulators of one channel (a convolution's plane).
+    fn apply_channel(&self, acc: &[i32], out: &mut [i64], c: usize) {
+        let (b, m, zp) = (self.bias_term[c], self.multiplier[c], self.zero_point);
+        let (lo, hi) = ((self.lo - zp) as f32, (self.hi - zp) as f32);
+        if lo >= -4_194_304.0 && hi <= 4_194_304.0 {
+            for (o, &a) in out.iter_mut().zip(acc) {
+                let x = ((a as f32 + b) * m).max(lo).min(hi);
+                *o = ((x + ROUND_MAGIC) - ROUND_MAGIC) as i64 + zp;
+            }
+        } else {
+            self.apply(acc, out, |_| c);
+        }
     }
 }
 
@@ -222,11 +259,8 @@ pub fn qlinear(
         (out_scale, out_zero_point, xq.dtype),
         relu,
     );
-    let vals: Vec<i64> = acc
-        .iter()
-        .enumerate()
-        .map(|(i, &a)| rq.apply(a, i % n))
-        .collect();
+    let mut vals = vec![0i64; acc.len()];
+    rq.apply(&acc, &mut vals, |i| i % n);
     from_int_values(
         &vals,
         &out_sizes,
@@ -372,12 +406,11 @@ pub fn qconv2d(
         Some(ExactFloat::F64) => conv_acc_float(&xi, &pw.as_f64(&wsz)?, &geo, p)?,
         None => conv_acc_direct(&xi, &pw.ints, &geo, p),
     };
-    let plane = oh * ow;
-    let vals: Vec<i64> = acc
-        .iter()
-        .enumerate()
-        .map(|(i, &a)| rq.apply(a, (i / plane.max(1)) % oc))
-        .collect();
+    let plane = (oh * ow).max(1);
+    let mut vals = vec![0i64; acc.len()];
+    for (k, (a, v)) in acc.chunks(plane).zip(vals.chunks_mut(plane)).enumerate() {
+        rq.apply_channel(a, v, k % oc);
+    }
     from_int_values(
         &vals,
         &[nb as i64, oc as i64, oh as i64, ow as i64],
@@ -816,6 +849,43 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The requantization formula evaluated one element at a time, in f64 after the f32 steps.
+    fn requant_reference(rq: &Requant, a: i32, c: usize) -> i64 {
+        let x = (a as f32 + rq.bias_term[c]) * rq.multiplier[c];
+        (x.round_ties_even() as f64 + rq.zero_point as f64).clamp(rq.lo as f64, rq.hi as f64) as i64
+    }
+
+    #[test]
+    fn vectorized_requantization_rounds_half_to_even_and_clamps() {
+        // Multiplier 0.5 makes odd accumulators land on halves; a large range saturates.
+        let mut acc: Vec<i32> = (-700..700).collect();
+        acc.extend([i32::MIN, i32::MAX, 1 << 24, -(1 << 24) - 1]);
+        for (dtype, relu, zp) in [
+            (QDType::QUInt8, false, 3),
+            (QDType::QUInt8, true, 128),
+            (QDType::QInt8, false, -5),
+            (QDType::QInt32, false, 0),
+        ] {
+            let rq = Requant::new(
+                1.0,
+                &[0.5, 0.25, 3.0],
+                Some(vec![0.5, -1.25, 0.0]),
+                (1.0, zp, dtype),
+                relu,
+            );
+            for c in 0..3 {
+                let mut out = vec![0i64; acc.len()];
+                rq.apply_channel(&acc, &mut out, c);
+                let mut mixed = vec![0i64; acc.len()];
+                rq.apply(&acc, &mut mixed, |i| (i + c) % 3);
+                for (i, &a) in acc.iter().enumerate() {
+                    assert_eq!(out[i], requant_reference(&rq, a, c), "{dtype:?} acc {a}");
+                    assert_eq!(mixed[i], requant_reference(&rq, a, (i + c) % 3));
+                }
+            }
+        }
+    }
 
     /// Deterministic integers in `[-span, span]`.
     fn ints(len: usize, span: i32, seed: u64) -> Vec<i32> {
