@@ -347,6 +347,7 @@ CASES["underscore_backward_inputs"] = (
     (xa.detach(), wa.detach()), False, 1e-7, 1e-9, (xa.grad, wa.grad is None))
 
 # Bad arguments.
+case("make_dual_outside_level", "x, t", "torch.ops.aten._make_dual(x, t, 0)", (rnd(3), rnd(3)), error=True)
 case("select_backward_bad_index", "g", "torch.ops.aten.select_backward(g, [3, 4], 1, 7)", (rnd(3),), error=True)
 case("max_pool2d_with_indices_backward_bad", "g, x, i",
      "torch.ops.aten.max_pool2d_with_indices_backward(g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, i)",

@@ -1,6 +1,7 @@
-//! Forward-mode AD entry points that have a meaning without dual tensors. torchscript-rs has
-//! no forward AD, so no tensor carries a tangent: `_fw_primal` is the tensor itself (a view),
-//! `_unpack_dual` gives it with an undefined tangent, as PyTorch does for a non-dual tensor.
+//! Forward-mode AD entry points. torchscript-rs has no forward AD, so no tensor carries a
+//! tangent: `_unpack_dual` gives the tensor with an undefined tangent, as PyTorch does for a
+//! non-dual tensor (`_fw_primal` is in `view_copies`), and `_make_dual` fails as PyTorch does
+//! outside a forward-AD level, which TorchScript code cannot enter.
 
 use ts_core::IValue;
 use ts_tensor::{Error, Tensor};
@@ -11,14 +12,6 @@ use crate::tensor_ops::def;
 use super::Grads;
 
 pub(super) fn register(r: &Registry) {
-    def(r, "aten::_fw_primal", |a| {
-        let _ = a.int(1)?;
-        crate::autograd::ops::call1("aten::alias", vec![IValue::Tensor(a.t(0)?.clone())])
-    });
-    def(r, "aten::_fw_primal_copy", |a| {
-        let _ = a.int(1)?;
-        crate::autograd::ops::clone_detached(a.t(0)?)
-    });
     def(r, "aten::_unpack_dual", |a| {
         let _ = a.int(1)?;
         Ok(Grads(vec![
@@ -29,6 +22,10 @@ pub(super) fn register(r: &Registry) {
             None,
         ]))
     });
+    // TorchScript cannot enter `torch.autograd.forward_ad.dual_level`, so PyTorch's kernel
+    // always finds the level invalid when called from TorchScript.
+    def(r, "aten::_make_dual", |a| make_dual(a.int(2)?));
+    def(r, "aten::_make_dual_copy", |a| make_dual(a.int(2)?));
     def(r, "aten::_new_zeros_with_same_feature_meta", |a| {
         new_zeros_with_same_feature_meta(a.t(0)?, a.t(1)?, a.int(2)?)
     });
@@ -62,4 +59,12 @@ fn new_zeros_with_same_feature_meta(
     strides.extend(other.strides().iter().copied());
     let buf = Tensor::zeros(&[acc], other.dtype())?;
     buf.as_strided(&sizes, &strides, Some(other.storage_offset() as i64))
+}
+
+/// PyTorch's error for a forward-AD level that was never entered.
+fn make_dual(level: i64) -> Result<Tensor, Error> {
+    let _ = level;
+    Err(Error::runtime(
+        "Trying to access a forward AD level with an invalid index. This index was either not created or is already deleted.",
+    ))
 }

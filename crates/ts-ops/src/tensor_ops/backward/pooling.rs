@@ -70,9 +70,10 @@ fn grad_of(a: &Args, fwd: &str, n_args: usize) -> Result<Tensor, Error> {
     Ok(vjp_op(fwd, args, &[0], a.t(0)?)?.remove(0))
 }
 
-/// The interpolation matrix (`out x in`) of spatial dimension `d` of an upsampling: the
-/// forward operator applied to `in_d` one-hot planes (every mode's weights along the other
-/// dimensions sum to one, so reading one position of them leaves dimension `d`'s weights).
+/// The interpolation matrix of spatial dimension `d` of an upsampling, as `[in_d, out_d]`:
+/// the forward operator applied to `in_d` one-hot planes. Each dimension's weights depend only
+/// on its own sizes and scale, so the other dimensions are given size one (their weights, which
+/// sum to one in every mode, are then just 1).
 fn interpolation_matrix(
     fwd: &str,
     extra: &[IValue],
@@ -92,26 +93,17 @@ fn interpolation_matrix(
             IValue::None,
         ],
     )?;
-    // [n, 1, s_0, ..., s_k]: plane k is one along position k of dimension d.
     let nd = spatial_in.len();
     let mut view = vec![n, 1];
     view.extend((0..nd).map(|j| if j == d { n } else { 1 }));
-    let mut full = vec![n, 1];
-    full.extend_from_slice(spatial_in);
-    let planes = o::expand(&o::reshape(&eye, &view)?, &full)?;
-    let planes = o::call1("aten::contiguous", vec![tv(&planes), IValue::Int(0)])?;
-    let mut args = vec![tv(&planes), ints(output_size)];
+    let planes = o::reshape(&eye, &view)?;
+    let out: Vec<i64> = (0..nd)
+        .map(|j| if j == d { output_size[d] } else { 1 })
+        .collect();
+    let mut args = vec![tv(&planes), ints(&out)];
     args.extend(extra.iter().cloned());
     let y = o::call1(fwd, args)?;
-    // y[k, 0, 0.., :, 0..] = column k of the matrix.
-    let mut col = y.select(1, 0)?;
-    for j in (0..nd).rev() {
-        if j != d {
-            col = col.select(1 + j as i64, 0)?;
-        }
-    }
-    // col: [in_d (k), out_d]
-    Ok(col)
+    o::reshape(&y, &[n, output_size[d]])
 }
 
 /// `upsample_*_backward(grad_output, output_size, input_size, extra...)`.
