@@ -34,7 +34,7 @@ def unary(name, op, extra="", x=None):
 
 
 # Pointwise activations.
-xb = torch.tensor([-4.0, -3.0, -1.0, 0.0, 0.5, 1.0, 3.0, 4.0], dtype=torch.float64)
+xb = torch.tensor([-4.0, -3.0, -1.0, 0.0, 0.5, 1.0, 3.0, 4.0, float("nan")], dtype=torch.float64)
 case("tanh_backward", "g, y", "torch.ops.aten.tanh_backward(g, y)", (rnd(3, 4), rnd(3, 4).tanh()))
 case("sigmoid_backward", "g, y", "torch.ops.aten.sigmoid_backward(g, y)", (rnd(3, 4), rnd(3, 4).sigmoid()))
 case("tanh_backward_broadcast", "g, y", "torch.ops.aten.tanh_backward(g, y)", (rnd(3, 1), rnd(4).tanh()))
@@ -56,9 +56,9 @@ case("glu_backward", "g, x", "torch.ops.aten.glu_backward(g, x, 1)", (rnd(3, 2),
 xl = torch.tensor([-0.5, 0.0, 0.05, 0.5, 0.99, 1.0, 1.5], dtype=torch.float64)
 case("logit_backward", "g, x", "torch.ops.aten.logit_backward(g, x)", (rnd(7), xl))
 case("logit_backward_eps", "g, x", "torch.ops.aten.logit_backward(g, x, 0.1)", (rnd(7), xl))
-case("elu_backward", "g, x", "torch.ops.aten.elu_backward(g, 1.5, 1.2, 0.8, False, x)", (rnd(8), xb))
+case("elu_backward", "g, x", "torch.ops.aten.elu_backward(g, 1.5, 1.2, 0.8, False, x)", (rnd(9), xb))
 case("elu_backward_result", "g, y", "torch.ops.aten.elu_backward(g, 1.5, 1.2, 0.8, True, y)",
-     (rnd(8), torch.nn.functional.elu(xb, 1.5)))
+     (rnd(9), torch.nn.functional.elu(xb, 1.5)))
 xs = rnd(2, 3)
 case("log_sigmoid_backward", "g, x, b", "torch.ops.aten.log_sigmoid_backward(g, x, b)",
      (rnd(2, 3), xs, torch.ops.aten.log_sigmoid_forward(xs)[1]))

@@ -239,13 +239,16 @@ pub(super) fn register(r: &Registry) {
     def(r, "aten::logit_backward", |a| {
         logit_backward(a.t(0)?, a.t(1)?, a.of(2)?)
     });
+    // The conditions are written as ATen's kernels test them, so NaN inputs pass the
+    // gradient where ATen's do.
     def(r, "aten::threshold_backward", |a| {
-        keep_where(&o::gt_s(a.t(1)?, a.f(2)?)?, a.t(0)?)
+        let cut = o::le_s(a.t(1)?, a.f(2)?)?;
+        keep_where(&o::logical_not(&cut)?, a.t(0)?)
     });
     def(r, "aten::hardtanh_backward", |a| {
         let x = a.t(1)?;
-        let inside = and(&o::gt_s(x, a.f(2)?)?, &o::lt_s(x, a.f(3)?)?)?;
-        keep_where(&inside, a.t(0)?)
+        let clipped = or(&o::le_s(x, a.f(2)?)?, &o::ge_s(x, a.f(3)?)?)?;
+        keep_where(&o::logical_not(&clipped)?, a.t(0)?)
     });
     def(r, "aten::hardsigmoid_backward", |a| {
         let x = a.t(1)?;
@@ -256,7 +259,7 @@ pub(super) fn register(r: &Registry) {
         let (g, x) = (a.t(0)?, a.t(1)?);
         let mid = o::mul(g, &o::add_s(&o::div_s(x, 3.0)?, 0.5)?)?;
         let d = o::where_(&o::lt_s(x, 3.0)?, &mid, g)?;
-        keep_where(&o::gt_s(x, -3.0)?, &d)
+        keep_where(&o::logical_not(&o::le_s(x, -3.0)?)?, &d)
     });
     for name in ["aten::softshrink_backward", "aten::hardshrink_backward"] {
         def(r, name, |a| {

@@ -24,8 +24,12 @@ pub(super) fn register(r: &Registry) {
     });
     // TorchScript cannot enter `torch.autograd.forward_ad.dual_level`, so PyTorch's kernel
     // always finds the level invalid when called from TorchScript.
-    def(r, "aten::_make_dual", |a| make_dual(a.int(2)?));
-    def(r, "aten::_make_dual_copy", |a| make_dual(a.int(2)?));
+    def(r, "aten::_make_dual", |a| {
+        make_dual(a.t(0)?, a.t(1)?, a.int(2)?)
+    });
+    def(r, "aten::_make_dual_copy", |a| {
+        make_dual(a.t(0)?, a.t(1)?, a.int(2)?)
+    });
     def(r, "aten::_new_zeros_with_same_feature_meta", |a| {
         new_zeros_with_same_feature_meta(a.t(0)?, a.t(1)?, a.int(2)?)
     });
@@ -61,9 +65,8 @@ fn new_zeros_with_same_feature_meta(
     buf.as_strided(&sizes, &strides, Some(other.storage_offset() as i64))
 }
 
-/// PyTorch's error for a forward-AD level that was never entered.
-fn make_dual(level: i64) -> Result<Tensor, Error> {
-    let _ = level;
+/// PyTorch's error for a forward-AD level that was never entered (no level exists here).
+fn make_dual(_primal: &Tensor, _tangent: &Tensor, _level: i64) -> Result<Tensor, Error> {
     Err(Error::runtime(
         "Trying to access a forward AD level with an invalid index. This index was either not created or is already deleted.",
     ))

@@ -730,7 +730,6 @@ pub(super) fn register(r: &Registry) {
                 a.v(8)?.clone(),
                 a.v(9)?.clone(),
             ];
-            let q = a.t(1)?;
             let v = vjp(
                 &[a.t(1)?, a.t(2)?, a.t(3)?],
                 &[Some(a.t(0)?.clone())],
@@ -749,7 +748,6 @@ pub(super) fn register(r: &Registry) {
                     }
                 },
             )?;
-            let _ = q;
             let mut it = v.into_iter();
             match (it.next(), it.next(), it.next()) {
                 (Some(a), Some(b), Some(c)) => Ok((a, b, c)),

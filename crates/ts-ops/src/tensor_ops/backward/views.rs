@@ -5,12 +5,12 @@
 use ts_core::IValue;
 use ts_tensor::{DType, Error, Tensor};
 
-use super::{ints, tv, vjp, vjp_op, zeros};
+use super::{tv, vjp, vjp_op, zeros};
 use crate::autograd::ops as o;
 use crate::registry::Registry;
 use crate::tensor_ops::def;
 
-/// `Tensor[]`-free call returning a tensor.
+/// Runs a registered operator and returns its tensor result.
 fn call(name: &str, args: Vec<IValue>) -> Result<Tensor, Error> {
     o::call1(name, args)
 }
@@ -270,5 +270,4 @@ pub(super) fn register(r: &Registry) {
         })?
         .remove(0))
     });
-    let _ = ints;
 }
