@@ -99,6 +99,12 @@ for red in (0, 1, 2):
     out, tw = torch.ops.aten.nll_loss_forward(lp, nt, w, red, 2)
     case(f"nll_loss_backward_r{red}", "g, x, t, w, tw",
          f"torch.ops.aten.nll_loss_backward(g, x, t, w, {red}, 2, tw)", (rnd(*out.shape), lp, nt, w, tw))
+out, tw = torch.ops.aten.nll_loss_forward(lp, torch.tensor([2, 2, 2, 2, 2]), None, 1, 2)
+case("nll_loss_backward_all_ignored", "g, x, t, tw", "torch.ops.aten.nll_loss_backward(g, x, t, None, 1, 2, tw)",
+     (rnd(), lp, torch.tensor([2, 2, 2, 2, 2]), tw))
+out, tw = torch.ops.aten.nll_loss_forward(lp[0], nt[0], w, 1, -100)
+case("nll_loss_backward_unbatched", "g, x, t, w, tw", "torch.ops.aten.nll_loss_backward(g, x, t, w, 1, -100, tw)",
+     (rnd(), lp[0], nt[0], w, tw))
 lp2 = torch.log_softmax(rnd(2, 3, 2, 2), 1)
 nt2 = torch.tensor([[[0, 1], [2, 1]], [[1, 1], [0, 2]]])
 out, tw = torch.ops.aten.nll_loss2d_forward(lp2, nt2, None, 1, -100)

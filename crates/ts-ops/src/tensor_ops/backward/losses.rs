@@ -16,11 +16,13 @@ fn loss_grad(a: &Args, fwd: &str) -> Result<Tensor, Error> {
     Ok(vjp_op(fwd, args, &[0], a.t(0)?)?.remove(0))
 }
 
-/// `nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)`:
-/// mean reduction divides by the given `total_weight`, as ATen's kernel does.
-fn nll_backward(a: &Args, fwd: &str) -> Result<Tensor, Error> {
+/// `nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)`
+/// (also the 2-D form): `-weight[t] * grad` at each target class, divided by the given
+/// `total_weight` for a mean (the incoming gradient is divided first, as ATen does, so ignored
+/// targets stay zero even when the total weight is zero).
+fn nll_backward(a: &Args) -> Result<Tensor, Error> {
     let (g, x, target) = (a.t(0)?, a.t(1)?, a.t(2)?);
-    let weight = a.v(3)?.clone();
+    let weight = a.ot(3)?;
     let reduction = a.int(4)?;
     let ignore = a.int(5)?;
     let total = a.t(6)?;
@@ -31,26 +33,88 @@ fn nll_backward(a: &Args, fwd: &str) -> Result<Tensor, Error> {
             total.numel()
         )));
     }
-    // The sum-reduced gradient, rescaled for a mean by the total weight.
-    let red = if reduction == 1 { 2 } else { reduction };
-    let gi = vjp_op(
-        fwd,
-        vec![
-            tv(x),
-            tv(target),
-            weight,
-            IValue::Int(red),
-            IValue::Int(ignore),
-        ],
-        &[0],
-        g,
-    )?
-    .remove(0);
-    if reduction == 1 {
-        o::div(&gi, &o::to_dtype(total, gi.dtype())?)
-    } else {
-        Ok(gi)
+    if !matches!(target.dtype(), DType::Int64 | DType::UInt8 | DType::Int32) {
+        return Err(Error::runtime(format!(
+            "expected scalar type Long but found {:?}",
+            target.dtype()
+        )));
     }
+    let batched = x.dim() >= 2;
+    let class_dim: i64 = if batched { 1 } else { 0 };
+    let mut expected: Vec<i64> = x.sizes().to_vec();
+    expected.remove(class_dim as usize);
+    if target.sizes().as_slice() != expected {
+        return Err(Error::runtime(format!(
+            "nll_loss_backward: target of shape {:?} does not match input of shape {:?}",
+            target.sizes().as_slice(),
+            x.sizes().as_slice()
+        )));
+    }
+    let c = x.sizes()[class_dim as usize];
+    let t = o::to_dtype(target, DType::Int64)?;
+    let ignored = o::call1("aten::eq.Scalar", vec![tv(&t), IValue::Int(ignore)])?;
+    let safe = o::where_(&ignored, &o::zeros_like(&t)?, &t)?;
+    let bad = o::call1(
+        "aten::logical_or",
+        vec![tv(&o::lt_s(&safe, 0.0)?), tv(&o::ge_s(&safe, c as f64)?)],
+    )?;
+    if o::call1("aten::any", vec![tv(&bad)])?.item()?.to_bool() {
+        return Err(Error::runtime(format!(
+            "Target out of bounds: a target is outside [0, {c})"
+        )));
+    }
+    let coef = match reduction {
+        0 => {
+            if g.sizes().as_slice() != expected {
+                return Err(Error::runtime(format!(
+                    "nll_loss_backward: expected grad_output of shape {expected:?}, got {:?}",
+                    g.sizes().as_slice()
+                )));
+            }
+            g.clone()
+        }
+        1 | 2 => {
+            if g.numel() != 1 {
+                return Err(Error::runtime(format!(
+                    "Expected a single element grad_output tensor, but got: {:?}",
+                    g.sizes().as_slice()
+                )));
+            }
+            let g = o::reshape(g, &[])?;
+            let g = if reduction == 1 {
+                o::div(&g, &o::to_dtype(&o::reshape(total, &[])?, g.dtype())?)?
+            } else {
+                g
+            };
+            o::expand(&g, &expected)?
+        }
+        r => {
+            return Err(Error::runtime(format!(
+                "nll_loss_backward: unknown reduction {r}"
+            )))
+        }
+    };
+    let val = match weight {
+        Some(w) => {
+            let wt = o::call1(
+                "aten::index_select",
+                vec![tv(w), IValue::Int(0), tv(&o::reshape(&safe, &[-1])?)],
+            )?;
+            o::mul(&coef, &o::reshape(&wt, &expected)?)?
+        }
+        None => coef,
+    };
+    let val = o::where_(&ignored, &o::zeros_like(&val)?, &o::neg(&val)?)?;
+    let z = o::zeros_like(x)?;
+    o::call1(
+        "aten::scatter.src",
+        vec![
+            tv(&z),
+            IValue::Int(class_dim),
+            tv(&o::unsqueeze(&safe, class_dim)?),
+            tv(&o::unsqueeze(&o::to_dtype(&val, x.dtype())?, class_dim)?),
+        ],
+    )
 }
 
 /// `log(exp(a) + exp(b))`, exact at `-inf`.
@@ -223,10 +287,6 @@ pub(super) fn register(r: &Registry) {
     ] {
         def(r, name, ctc_loss_backward);
     }
-    def(r, "aten::nll_loss_backward", |a| {
-        nll_backward(a, "aten::nll_loss")
-    });
-    def(r, "aten::nll_loss2d_backward", |a| {
-        nll_backward(a, "aten::nll_loss2d")
-    });
+    def(r, "aten::nll_loss_backward", nll_backward);
+    def(r, "aten::nll_loss2d_backward", nll_backward);
 }
