@@ -58,8 +58,8 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
 
 /// `aten` operators with side effects that have no predefined symbol, interned once (this
 /// runs for every node of every dead-code pass; interning per call showed in start-up).
-fn extra_side_effect_ops() -> &'static [Symbol; 6] {
-    static OPS: std::sync::OnceLock<[Symbol; 6]> = std::sync::OnceLock::new();
+fn extra_side_effect_ops() -> &'static [Symbol; 7] {
+    static OPS: std::sync::OnceLock<[Symbol; 7]> = std::sync::OnceLock::new();
     OPS.get_or_init(|| {
         [
             Symbol::aten("manual_seed"),
@@ -69,6 +69,7 @@ fn extra_side_effect_ops() -> &'static [Symbol; 6] {
             // engine, and grad mode is state (PyTorch registers them with conservative alias
             // analysis).
             Symbol::aten("backward"),
+            Symbol::aten("_backward"),
             Symbol::aten("grad"),
             Symbol::aten("is_grad_enabled"),
         ]

@@ -93,6 +93,33 @@ pub fn register(r: &Registry) {
         })?;
         Ok(())
     });
+    // `Tensor._backward(inputs, ...)`: `backward` restricted to `inputs` when given (only
+    // their `.grad` accumulates).
+    def(r, "aten::_backward", |a| {
+        let t = a.t(0)?.clone();
+        let inputs = a.tensors(1)?;
+        let given = vec![a.ot(2)?.cloned()];
+        let create_graph = a.b(4)?;
+        let retain_graph = a.ob(3)?.unwrap_or(create_graph);
+        let roots = seed(std::slice::from_ref(&t), given)?;
+        let grads = run_backward(&BackwardRequest {
+            roots: &roots,
+            inputs: if inputs.is_empty() {
+                None
+            } else {
+                Some(&inputs)
+            },
+            retain_graph,
+            create_graph,
+            allow_unused: true,
+        })?;
+        for (x, g) in inputs.iter().zip(grads) {
+            if let Some(g) = g {
+                super::engine::accumulate_grad(x, g, create_graph)?;
+            }
+        }
+        Ok(())
+    });
     def(r, "aten::backward.TensorList", |a| {
         let ts = a.tensors(0)?;
         let given = match a.v(1)? {

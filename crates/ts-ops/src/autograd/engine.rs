@@ -299,7 +299,7 @@ fn deliver_leaf(
 }
 
 /// `.grad += g` (a fresh tensor the first time, as PyTorch's `AccumulateGrad`).
-fn accumulate_grad(t: &Tensor, g: Tensor, create_graph: bool) -> Result<(), Error> {
+pub fn accumulate_grad(t: &Tensor, g: Tensor, create_graph: bool) -> Result<(), Error> {
     let new = match t.grad() {
         None if create_graph => g,
         None => ops::clone_detached(&g)?,

@@ -24,6 +24,7 @@ use crate::tensor_ops::Args;
 const NOT_RECORDED: &[&str] = &[
     "aten::grad",
     "aten::backward",
+    "aten::_backward",
     "aten::backward.TensorList",
     "aten::requires_grad_",
     "aten::detach",

@@ -10,6 +10,7 @@ mod args;
 mod arithmetic;
 mod aten_internal;
 mod attention;
+mod backward;
 mod channels;
 mod conv_pool;
 mod creation;
@@ -96,6 +97,7 @@ pub fn register(r: &Registry) {
     generators::register(r);
     test_ops::register(r);
     grad_scaling::register(r);
+    backward::register(r);
     derived::register(r);
     foreach::register(r);
     aliases::register(r);

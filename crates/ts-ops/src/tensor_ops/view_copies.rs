@@ -102,8 +102,6 @@ pub fn register(r: &Registry) {
     def(r, "aten::_neg_view_copy", |a| a.t(0)?.neg());
     def(r, "aten::_fw_primal", |a| Ok(a.t(0)?.clone()));
     def(r, "aten::_fw_primal_copy", |a| a.t(0)?.clone_tensor());
-    def(r, "aten::_make_dual", |a| Ok(a.t(0)?.clone()));
-    def(r, "aten::_make_dual_copy", |a| a.t(0)?.clone_tensor());
     def(r, "aten::unfold", |a| {
         a.t(0)?.unfold(a.int(1)?, a.int(2)?, a.int(3)?)
     });

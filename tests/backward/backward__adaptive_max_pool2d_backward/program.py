@@ -1,0 +1,2 @@
+def f(g, x, i):
+    return torch.ops.aten.adaptive_max_pool2d_backward(g, x, i)

@@ -1,0 +1,2 @@
+def f(g, x, i):
+    return torch.ops.aten.cummaxmin_backward(g, x, i, 1)

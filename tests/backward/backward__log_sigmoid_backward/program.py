@@ -1,0 +1,2 @@
+def f(g, x, b):
+    return torch.ops.aten.log_sigmoid_backward(g, x, b)

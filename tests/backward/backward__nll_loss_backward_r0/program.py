@@ -1,0 +1,2 @@
+def f(g, x, t, w, tw):
+    return torch.ops.aten.nll_loss_backward(g, x, t, w, 0, 2, tw)

@@ -1,0 +1,2 @@
+def f(g, x):
+    return torch.ops.aten.reflection_pad1d_backward(g, x, [2, 1])

@@ -1,0 +1,2 @@
+def f(g, x):
+    return torch.ops.aten.reflection_pad3d_backward(g, x, [2, 1, 1, 2, 1, 0])

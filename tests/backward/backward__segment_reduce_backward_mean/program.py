@@ -1,0 +1,2 @@
+def f(g, o, d, l):
+    return torch.ops.aten._segment_reduce_backward(g, o, d, 'mean', lengths=l)

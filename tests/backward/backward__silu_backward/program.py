@@ -1,0 +1,2 @@
+def f(g, x):
+    return torch.ops.aten.silu_backward(g, x)
