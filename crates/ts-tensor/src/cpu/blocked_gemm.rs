@@ -451,6 +451,41 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
     p: &Problem<T>,
     threads: usize,
 ) -> bool {
+    // SAFETY: forwarded from the caller; B is read through its strides.
+    unsafe { gemm_impl(kern, p, threads, None) }
+}
+
+/// [`gemm`] with B already packed by the caller (`p.b` and its strides are not read): `packed_b`
+/// holds `ceil(n / nr)` micro-panels of [`panel_cols`] columns, each all `k` rows of `nr` values,
+/// one panel after the other (columns past `n` in the last panel are computed but never
+/// stored). A convolution unfolds its patches straight into this layout, which saves copying
+/// them once more into the GEMM's own packing buffer. Returns `false` (doing nothing) when
+/// this CPU has no kernel for `T`.
+///
+/// # Safety
+/// As [`gemm`] for A and C; `packed_b` must hold `ceil(n / nr) * k * nr` values.
+pub(crate) unsafe fn gemm_packed_b<T: GemmFloat>(
+    p: &Problem<T>,
+    packed_b: *const T,
+    threads: usize,
+) -> bool {
+    match T::best_kernel() {
+        // SAFETY: forwarded from the caller.
+        Some(kern) => unsafe { gemm_impl(kern, p, threads, Some(packed_b)) },
+        None => false,
+    }
+}
+
+/// [`gemm_with`], with B read from its strides (`None`) or from caller-packed panels.
+///
+/// # Safety
+/// As [`gemm_with`] / [`gemm_packed_b`].
+unsafe fn gemm_impl<T: GemmFloat>(
+    kern: Kernel<T>,
+    p: &Problem<T>,
+    threads: usize,
+    packed_b: Option<*const T>,
+) -> bool {
     if p.m == 0 || p.n == 0 {
         return true;
     }
@@ -462,7 +497,7 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
     let work = p.m.saturating_mul(p.n).saturating_mul(p.k);
     if threads <= 1 || work < PARALLEL_WORK {
         // SAFETY: forwarded from the caller.
-        unsafe { serial(&kern, p) };
+        unsafe { serial(&kern, p, packed_b) };
         return true;
     }
     // Split the dimension with more micro-tiles into `threads` ranges of whole tiles.
@@ -482,14 +517,18 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
         })
         .filter(|(lo, hi)| lo < hi)
         .collect();
+    // Raw pointers are not `Sync`; the panels are only read.
+    let packed = packed_b.map(|b| b as usize);
     ranges.par_iter().for_each(|&(lo, hi)| {
-        let sub = if by_cols {
-            p.block(0, p.m, lo, hi)
+        let (sub, pb) = if by_cols {
+            // Column ranges start at whole micro-panels (`lo` is a multiple of `nr`).
+            let pb = packed.map(|b| (b as *const T).wrapping_add(lo / kern.nr * p.k * kern.nr));
+            (p.block(0, p.m, lo, hi), pb)
         } else {
-            p.block(lo, hi, 0, p.n)
+            (p.block(lo, hi, 0, p.n), packed.map(|b| b as *const T))
         };
         // SAFETY: the ranges partition C, so each task writes its own block; A and B are read.
-        unsafe { serial(&kern, &sub) };
+        unsafe { serial(&kern, &sub, pb) };
     });
     true
 }
@@ -514,23 +553,28 @@ unsafe fn scale_c<T: GemmFloat>(p: &Problem<T>) {
 ///
 /// # Safety
 /// As [`gemm_with`].
-unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
+unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, packed_b: Option<*const T>) {
     let (mr, nr) = (kern.mr, kern.nr);
     // A few rows of A: B is read in place (when its rows are contiguous) rather than packed,
     // which would cost as much as the product.
-    let direct_b = p.csb == 1 && p.m <= 2 * mr;
+    let direct_b = packed_b.is_none() && p.csb == 1 && p.m <= 2 * mr;
+    let kc_blk = depth_block(kern.kc, p.k);
     T::with_pack(|bufs| {
         let mut jc = 0;
         while jc < p.n {
             let nc = kern.nc.min(p.n - jc);
             let mut pc = 0;
             while pc < p.k {
-                let kc = kern.kc.min(p.k - pc);
+                let kc = kc_blk.min(p.k - pc);
                 let first = pc == 0;
-                let bpack = aligned(&mut bufs.b, nc.div_ceil(nr) * nr * kc);
-                // SAFETY: the panels read lie inside B (`pc + kc <= k`, `jc + nc <= n`).
-                unsafe { pack_b(p, pc, kc, jc, nc, nr, direct_b, bpack) };
-                let bpack = bpack.as_ptr();
+                let bpack = if packed_b.is_some() {
+                    std::ptr::null()
+                } else {
+                    let bpack = aligned(&mut bufs.b, nc.div_ceil(nr) * nr * kc);
+                    // SAFETY: the panels read lie inside B (`pc + kc <= k`, `jc + nc <= n`).
+                    unsafe { pack_b(p, pc, kc, jc, nc, nr, direct_b, bpack) };
+                    bpack.as_ptr()
+                };
                 let mut ic = 0;
                 while ic < p.m {
                     let mc = kern.mc.min(p.m - ic);
@@ -541,7 +585,11 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
                     let mut jr = 0;
                     while jr < nc {
                         let n = nr.min(nc - jr);
-                        let (b, ldb) = if direct_b && n == nr {
+                        let (b, ldb) = if let Some(pb) = packed_b {
+                            // SAFETY: panel `(jc + jr) / nr` (`jc` and `jr` are multiples of
+                            // `nr`), rows `pc..pc + kc`, of the caller's packed B.
+                            (unsafe { pb.add(((jc + jr) / nr * p.k + pc) * nr) }, nr)
+                        } else if direct_b && n == nr {
                             // SAFETY: row `pc`, column `jc + jr` is inside B.
                             (
                                 unsafe { p.b.offset(pc as isize * p.rsb + (jc + jr) as isize) },
@@ -588,6 +636,25 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
             jc += nc;
         }
     });
+}
+
+/// The depth of the packed blocks for a product of depth `k`, given the kernel's preferred
+/// `kc`: `k` itself when it exceeds `kc` by at most a quarter (a 3x3 convolution over 64
+/// channels, `k = 576`, ran a 512-deep block and a 64-deep one, which paid a second full pass
+/// over C for 1/9 of the work), else `k` split into equal blocks of at most `kc`.
+fn depth_block(kc: usize, k: usize) -> usize {
+    if k <= kc + kc / 4 {
+        k.max(1)
+    } else {
+        k.div_ceil(k.div_ceil(kc))
+    }
+}
+
+/// Columns of one packed B micro-panel of the fastest `T` kernel (`None` when there is none):
+/// callers that cut a product into column ranges cut at multiples of it, so that no range
+/// ends in a partly empty micro-tile.
+pub(crate) fn panel_cols<T: GemmFloat>() -> Option<usize> {
+    T::best_kernel().map(|k| k.nr)
 }
 
 /// Packs rows `ic..ic + mc`, columns `pc..pc + kc` of A as `mr`-row panels, each `kc` groups
@@ -760,7 +827,23 @@ mod tests {
         let bt = |q: usize, j: usize| bv[q * rsb as usize + j * csb as usize].into();
         let idx = |i: usize, j: usize| i * rsc as usize + j * csc as usize;
         for kern in T::kernels() {
-            for threads in [1, 2] {
+            // B as caller-packed panels of `nr` columns; columns past `n` hold NaN, which must
+            // never reach C.
+            let nr = kern.nr;
+            let mut packed = Vec::new();
+            for pi in 0..n.div_ceil(nr) {
+                for q in 0..k {
+                    for jj in 0..nr {
+                        let j = pi * nr + jj;
+                        packed.push(if j < n {
+                            bv[q * rsb as usize + j * csb as usize]
+                        } else {
+                            from(f64::NAN)
+                        });
+                    }
+                }
+            }
+            for (threads, pre) in [(1, false), (2, false), (1, true), (2, true)] {
                 let mut c = c0.clone();
                 let p = Problem {
                     m,
@@ -779,8 +862,10 @@ mod tests {
                     beta,
                     read_c,
                 };
-                // SAFETY: the vectors hold the described matrices; C is a separate buffer.
-                assert!(unsafe { gemm_with(kern, &p, threads) });
+                let pb = pre.then_some(packed.as_ptr());
+                // SAFETY: the vectors hold the described matrices (and `packed` B's panels);
+                // C is a separate buffer.
+                assert!(unsafe { gemm_impl(kern, &p, threads, pb) });
                 for i in 0..m {
                     for j in 0..n {
                         let dot: f64 = (0..k).map(|q| at(i, q) * bt(q, j)).sum();
@@ -791,7 +876,8 @@ mod tests {
                         assert!(
                             (got - want).abs()
                                 <= tol * (1.0 + want.abs()) * (k as f64).sqrt().max(1.0),
-                            "{} m{m} n{n} k{k} ta{ta} tb{tb} t{threads} ({i},{j}): {got} vs {want}",
+                            "{} m{m} n{n} k{k} ta{ta} tb{tb} t{threads} packed{pre} ({i},{j}): \
+                             {got} vs {want}",
                             kern.name
                         );
                     }
@@ -837,12 +923,27 @@ mod tests {
             (13, 3100, 29),
             (241, 241, 193),
             (17, 70, 1100),
+            // One block a little deeper than KC (f32), then two equal ones.
+            (9, 50, 600),
+            (9, 50, 700),
         ] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                 check::<f32>(m, n, k, ta, tb, false, 0.5, 2.0, true, |v| v as f32, 1e-5);
                 check::<f64>(m, n, k, ta, tb, true, -1.5, 0.25, true, |v| v, 1e-13);
             }
         }
+    }
+
+    #[test]
+    fn depth_blocks_are_equal_and_at_most_a_quarter_over() {
+        assert_eq!(depth_block(512, 576), 576);
+        assert_eq!(depth_block(512, 640), 640);
+        assert_eq!(depth_block(512, 641), 321);
+        assert_eq!(depth_block(512, 1024), 512);
+        assert_eq!(depth_block(512, 4608), 512);
+        assert_eq!(depth_block(512, 2304), 461);
+        assert_eq!(depth_block(512, 0), 1);
+        assert_eq!(depth_block(192, 7), 7);
     }
 
     #[cfg(target_arch = "x86_64")]
