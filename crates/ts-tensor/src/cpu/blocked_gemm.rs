@@ -451,40 +451,118 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
     p: &Problem<T>,
     threads: usize,
 ) -> bool {
-    // SAFETY: forwarded from the caller; B is read through its strides.
-    unsafe { gemm_impl(kern, p, threads, None) }
+    // SAFETY: forwarded from the caller; A and B are read through their strides.
+    unsafe { gemm_impl(kern, p, threads, Prepacked::NONE) }
 }
 
-/// [`gemm`] with B already packed by the caller (`p.b` and its strides are not read): `packed_b`
-/// holds `ceil(n / nr)` micro-panels of [`panel_cols`] columns, each all `k` rows of `nr` values,
-/// one panel after the other (columns past `n` in the last panel are computed but never
-/// stored). A convolution unfolds its patches straight into this layout, which saves copying
-/// them once more into the GEMM's own packing buffer. Returns `false` (doing nothing) when
-/// this CPU has no kernel for `T`.
+/// Operands the caller packed already (`None`: read through the problem's pointer and
+/// strides). A packed A is `ceil(m / mr)` micro-panels of the kernel's `mr` rows, each all `k`
+/// columns as groups of `mr` values (see [`pack_lhs`]); a packed B is `ceil(n / nr)` micro-panels
+/// of `nr` columns ([`panel_cols`]), each all `k` rows of `nr` values. Entries past `m` / `n`
+/// in the last panel are multiplied but never stored.
+#[derive(Clone, Copy)]
+pub(crate) struct Prepacked<T> {
+    pub a: Option<*const T>,
+    pub b: Option<*const T>,
+}
+
+impl<T> Prepacked<T> {
+    /// Nothing packed.
+    pub(crate) const NONE: Prepacked<T> = Prepacked { a: None, b: None };
+
+    /// The packed operands moved on by `a` and `b` elements (to a later row or column panel).
+    fn advanced(self, a: usize, b: usize) -> Prepacked<T> {
+        Prepacked {
+            a: self.a.map(|p| p.wrapping_add(a)),
+            b: self.b.map(|p| p.wrapping_add(b)),
+        }
+    }
+}
+
+// SAFETY: the panels are only read, while the caller of `gemm_packed` keeps them alive.
+unsafe impl<T: Sync> Send for Prepacked<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Prepacked<T> {}
+
+/// The length of `rows x k` A packed for [`gemm_packed`] with the fastest kernel, or `None`
+/// when this CPU has none.
+pub(crate) fn packed_lhs_len<T: GemmFloat>(rows: usize, k: usize) -> Option<usize> {
+    T::best_kernel().map(|kern| rows.div_ceil(kern.mr) * kern.mr * k)
+}
+
+/// Packs `rows x k` row-major A (row stride `rsa`) into `out` ([`packed_lhs_len`] long) for
+/// [`gemm_packed`] with the fastest kernel; `false` when this CPU has none. A convolution packs
+/// its weights once per call rather than once per column tile (ResNet's deep layers have
+/// several tiles of few columns and megabytes of weights, which were re-packed for each).
+pub(crate) fn pack_lhs<T: GemmFloat>(
+    a: &[T],
+    rows: usize,
+    k: usize,
+    rsa: usize,
+    out: &mut [T],
+) -> bool {
+    let Some(kern) = T::best_kernel() else {
+        return false;
+    };
+    if rows == 0 || k == 0 {
+        return true;
+    }
+    assert!(
+        a.len() >= (rows - 1) * rsa + k && out.len() == rows.div_ceil(kern.mr) * kern.mr * k,
+        "pack_lhs: operand sizes do not match"
+    );
+    let p = Problem {
+        m: rows,
+        n: 0,
+        k,
+        a: a.as_ptr(),
+        rsa: rsa as isize,
+        csa: 1,
+        b: std::ptr::null(),
+        rsb: 0,
+        csb: 0,
+        c: std::ptr::null_mut(),
+        rsc: 0,
+        csc: 0,
+        alpha: T::ONE,
+        beta: T::ONE,
+        read_c: false,
+    };
+    // SAFETY: rows `0..rows`, columns `0..k` lie inside `a` (asserted above); `out` holds the
+    // `ceil(rows / mr)` panels of `k * mr` values.
+    unsafe { pack_a(&p, 0, rows, 0, k, kern.mr, out) };
+    true
+}
+
+/// [`gemm`] with operands the caller packed (the pointer and strides of a packed operand are
+/// not read). A convolution unfolds its patches straight into B's packed layout, which saves
+/// copying them once more into the GEMM's own packing buffer. Returns `false` (doing nothing)
+/// when this CPU has no kernel for `T`.
 ///
 /// # Safety
-/// As [`gemm`] for A and C; `packed_b` must hold `ceil(n / nr) * k * nr` values.
-pub(crate) unsafe fn gemm_packed_b<T: GemmFloat>(
+/// As [`gemm`] for the operands read through pointers; packed operands must hold all their
+/// panels, packed for the kernel [`panel_cols`] / [`pack_lhs`] describe.
+pub(crate) unsafe fn gemm_packed<T: GemmFloat>(
     p: &Problem<T>,
-    packed_b: *const T,
+    pre: Prepacked<T>,
     threads: usize,
 ) -> bool {
     match T::best_kernel() {
         // SAFETY: forwarded from the caller.
-        Some(kern) => unsafe { gemm_impl(kern, p, threads, Some(packed_b)) },
+        Some(kern) => unsafe { gemm_impl(kern, p, threads, pre) },
         None => false,
     }
 }
 
-/// [`gemm_with`], with B read from its strides (`None`) or from caller-packed panels.
+/// [`gemm_with`], with operands read from their strides or from caller-packed panels.
 ///
 /// # Safety
-/// As [`gemm_with`] / [`gemm_packed_b`].
+/// As [`gemm_with`] / [`gemm_packed`].
 unsafe fn gemm_impl<T: GemmFloat>(
     kern: Kernel<T>,
     p: &Problem<T>,
     threads: usize,
-    packed_b: Option<*const T>,
+    pre: Prepacked<T>,
 ) -> bool {
     if p.m == 0 || p.n == 0 {
         return true;
@@ -497,7 +575,7 @@ unsafe fn gemm_impl<T: GemmFloat>(
     let work = p.m.saturating_mul(p.n).saturating_mul(p.k);
     if threads <= 1 || work < PARALLEL_WORK {
         // SAFETY: forwarded from the caller.
-        unsafe { serial(&kern, p, packed_b) };
+        unsafe { serial(&kern, p, pre) };
         return true;
     }
     // Split the dimension with more micro-tiles into `threads` ranges of whole tiles.
@@ -517,18 +595,17 @@ unsafe fn gemm_impl<T: GemmFloat>(
         })
         .filter(|(lo, hi)| lo < hi)
         .collect();
-    // Raw pointers are not `Sync`; the panels are only read.
-    let packed = packed_b.map(|b| b as usize);
     ranges.par_iter().for_each(|&(lo, hi)| {
-        let (sub, pb) = if by_cols {
-            // Column ranges start at whole micro-panels (`lo` is a multiple of `nr`).
-            let pb = packed.map(|b| (b as *const T).wrapping_add(lo / kern.nr * p.k * kern.nr));
-            (p.block(0, p.m, lo, hi), pb)
+        // Ranges start at whole micro-panels (`lo` is a multiple of `nr` or `mr`).
+        let (sub, sub_pre) = if by_cols {
+            let off = lo / kern.nr * p.k * kern.nr;
+            (p.block(0, p.m, lo, hi), pre.advanced(0, off))
         } else {
-            (p.block(lo, hi, 0, p.n), packed.map(|b| b as *const T))
+            let off = lo / kern.mr * p.k * kern.mr;
+            (p.block(lo, hi, 0, p.n), pre.advanced(off, 0))
         };
         // SAFETY: the ranges partition C, so each task writes its own block; A and B are read.
-        unsafe { serial(&kern, &sub, pb) };
+        unsafe { serial(&kern, &sub, sub_pre) };
     });
     true
 }
@@ -553,8 +630,9 @@ unsafe fn scale_c<T: GemmFloat>(p: &Problem<T>) {
 ///
 /// # Safety
 /// As [`gemm_with`].
-unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, packed_b: Option<*const T>) {
+unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<T>) {
     let (mr, nr) = (kern.mr, kern.nr);
+    let packed_b = pre.b;
     // A few rows of A: B is read in place (when its rows are contiguous) rather than packed,
     // which would cost as much as the product.
     let direct_b = packed_b.is_none() && p.csb == 1 && p.m <= 2 * mr;
@@ -578,10 +656,14 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, packed_b: Optio
                 let mut ic = 0;
                 while ic < p.m {
                     let mc = kern.mc.min(p.m - ic);
-                    let apack = aligned(&mut bufs.a, mc.div_ceil(mr) * mr * kc);
-                    // SAFETY: rows `ic..ic + mc`, columns `pc..pc + kc` lie inside A.
-                    unsafe { pack_a(p, ic, mc, pc, kc, mr, apack) };
-                    let apack = apack.as_ptr();
+                    let apack = if pre.a.is_some() {
+                        std::ptr::null()
+                    } else {
+                        let apack = aligned(&mut bufs.a, mc.div_ceil(mr) * mr * kc);
+                        // SAFETY: rows `ic..ic + mc`, columns `pc..pc + kc` lie inside A.
+                        unsafe { pack_a(p, ic, mc, pc, kc, mr, apack) };
+                        apack.as_ptr()
+                    };
                     let mut jr = 0;
                     while jr < nc {
                         let n = nr.min(nc - jr);
@@ -604,8 +686,13 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, packed_b: Optio
                             let m = mr.min(mc - ir);
                             let tile = Tile {
                                 kc,
-                                // SAFETY: panel `ir / mr` of the packed block.
-                                a: unsafe { apack.add(ir * kc) },
+                                a: match pre.a {
+                                    // SAFETY: panel `(ic + ir) / mr` (`ic`, `ir` are multiples
+                                    // of `mr`), columns `pc..pc + kc`, of the caller's A.
+                                    Some(pa) => unsafe { pa.add(((ic + ir) / mr * p.k + pc) * mr) },
+                                    // SAFETY: panel `ir / mr` of the packed block.
+                                    None => unsafe { apack.add(ir * kc) },
+                                },
                                 b,
                                 ldb,
                                 // SAFETY: `(ic + ir, jc + jr)` is inside C.
@@ -843,6 +930,35 @@ mod tests {
                     }
                 }
             }
+            let mut packed_a = vec![from(f64::NAN); m.div_ceil(kern.mr) * kern.mr * k];
+            if m > 0 && k > 0 {
+                let pa = Problem {
+                    a: av.as_ptr(),
+                    rsa,
+                    csa,
+                    m,
+                    k,
+                    ..Problem::<T> {
+                        m: 0,
+                        n: 0,
+                        k: 0,
+                        a: std::ptr::null(),
+                        rsa: 0,
+                        csa: 0,
+                        b: std::ptr::null(),
+                        rsb: 0,
+                        csb: 0,
+                        c: std::ptr::null_mut(),
+                        rsc: 0,
+                        csc: 0,
+                        alpha,
+                        beta,
+                        read_c,
+                    }
+                };
+                // SAFETY: A is `m x k` at these strides; the buffer holds every panel.
+                unsafe { pack_a(&pa, 0, m, 0, k, kern.mr, &mut packed_a) };
+            }
             for (threads, pre) in [(1, false), (2, false), (1, true), (2, true)] {
                 let mut c = c0.clone();
                 let p = Problem {
@@ -862,10 +978,13 @@ mod tests {
                     beta,
                     read_c,
                 };
-                let pb = pre.then_some(packed.as_ptr());
-                // SAFETY: the vectors hold the described matrices (and `packed` B's panels);
+                let pp = Prepacked {
+                    a: pre.then_some(packed_a.as_ptr()),
+                    b: pre.then_some(packed.as_ptr()),
+                };
+                // SAFETY: the vectors hold the described matrices (and their packed panels);
                 // C is a separate buffer.
-                assert!(unsafe { gemm_impl(kern, &p, threads, pb) });
+                assert!(unsafe { gemm_impl(kern, &p, threads, pp) });
                 for i in 0..m {
                     for j in 0..n {
                         let dot: f64 = (0..k).map(|q| at(i, q) * bt(q, j)).sum();

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use gemm::Parallelism;
 use rayon::prelude::*;
 
+use crate::cpu::blocked_gemm::{pack_lhs, packed_lhs_len, Prepacked};
 use crate::cpu::contiguous::with_slice;
 use crate::cpu::im2col::Window;
 use crate::element::Element;
@@ -26,16 +27,39 @@ const SERIAL_WORK: usize = 1 << 22;
 pub(crate) trait ConvFloat: Element + Default + crate::cpu::blocked_gemm::GemmFloat {
     /// Runs `f` with this thread's scratch buffer of at least `len` elements.
     fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
+    /// A buffer from this thread's pool of per-call buffers (holding what its last user left,
+    /// so that resizing it to the same length writes nothing):
+    /// fresh allocations of padded planes and packed weights on every call page-faulted
+    /// (a third of the 3x3 64-channel bench's time was the kernel's).
+    fn take_buf() -> Vec<Self>;
+    /// Returns a buffer taken with [`ConvFloat::take_buf`] to the pool.
+    fn give_buf(v: Vec<Self>);
 }
+
+/// Buffers kept in each thread's pool.
+const POOL_BUFS: usize = 4;
 
 thread_local! {
     static SCRATCH_F32: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     static SCRATCH_F64: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+    static POOL_F32: RefCell<Vec<Vec<f32>>> = const { RefCell::new(Vec::new()) };
+    static POOL_F64: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
 }
 
 macro_rules! conv_float {
-    ($t:ty, $key:ident) => {
+    ($t:ty, $key:ident, $pool:ident) => {
         impl ConvFloat for $t {
+            fn take_buf() -> Vec<$t> {
+                $pool.with(|p| p.borrow_mut().pop()).unwrap_or_default()
+            }
+            fn give_buf(v: Vec<$t>) {
+                $pool.with(|p| {
+                    let mut p = p.borrow_mut();
+                    if p.len() < POOL_BUFS {
+                        p.push(v);
+                    }
+                });
+            }
             fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [$t]) -> R) -> R {
                 $key.with(|cell| match cell.try_borrow_mut() {
                     Ok(mut v) => {
@@ -52,8 +76,8 @@ macro_rules! conv_float {
         }
     };
 }
-conv_float!(f32, SCRATCH_F32);
-conv_float!(f64, SCRATCH_F64);
+conv_float!(f32, SCRATCH_F32, POOL_F32);
+conv_float!(f64, SCRATCH_F64, POOL_F64);
 
 /// The problem: batch, channels, output channels, groups and the window geometry.
 #[derive(Clone, Copy, Debug)]
@@ -146,20 +170,14 @@ fn unfold_tile<T: Copy + Default>(planes: &[T], g: &Window, j0: usize, j1: usize
 }
 
 /// The input planes (`[planes, h, w]`) with their zero padding written out (`[planes, h + 2ph,
-/// w + 2pw]`), so that every patch row of [`unfold_tile_packed`] reads in bounds without a
-/// test per piece; the planes themselves when there is no padding.
-fn padded_planes<'a, T: Copy + Default>(
-    x: &'a [T],
-    planes: usize,
-    g: &Window,
-) -> std::borrow::Cow<'a, [T]> {
+/// w + 2pw]`) into `out`, so that every patch row of [`unfold_tile_packed`] reads in bounds
+/// without a test per piece.
+fn padded_planes<T: Copy + Default>(x: &[T], planes: usize, g: &Window, mut out: Vec<T>) -> Vec<T> {
     let plane = g.h * g.w;
-    if g.ph == 0 && g.pw == 0 {
-        return std::borrow::Cow::Borrowed(&x[..planes * plane]);
-    }
     let (hp, wp) = (g.h + 2 * g.ph, g.w + 2 * g.pw);
     let zero = T::default();
-    let mut out = Vec::with_capacity(planes * hp * wp);
+    out.clear();
+    out.reserve(planes * hp * wp);
     for src in x[..planes * plane].chunks_exact(plane.max(1)) {
         out.resize(out.len() + g.ph * wp, zero);
         for line in src.chunks_exact(g.w.max(1)) {
@@ -169,7 +187,7 @@ fn padded_planes<'a, T: Copy + Default>(
         }
         out.resize(out.len() + g.ph * wp, zero);
     }
-    std::borrow::Cow::Owned(out)
+    out
 }
 
 /// The most columns a packed micro-panel may have for [`unfold_tile_packed`].
@@ -400,15 +418,15 @@ impl<T: ConvFloat> Mm<T> {
         }
     }
 
-    /// Runs the product with the right-hand side given as packed micro-panels (`rhs` is not
-    /// read); see [`crate::cpu::blocked_gemm::gemm_packed_b`]. Returns `false` when this CPU
+    /// Runs the product with operands given as packed micro-panels (their pointers are not
+    /// read); see [`crate::cpu::blocked_gemm::gemm_packed`]. Returns `false` when this CPU
     /// has no packed kernel for `T` (then nothing was written).
     ///
     /// # Safety
-    /// As [`Mm::run`] for `lhs` and `dst`; `packed` must hold the panels of all `n` columns.
-    unsafe fn run_packed(&self, packed: *const T, par: Parallelism) -> bool {
+    /// As [`Mm::run`] for `dst` and unpacked operands; packed ones must hold all their panels.
+    unsafe fn run_packed(&self, pre: Prepacked<T>, par: Parallelism) -> bool {
         // SAFETY: forwarded from the caller's contract.
-        unsafe { crate::cpu::blocked_gemm::gemm_packed_b(&self.problem(), packed, threads_of(par)) }
+        unsafe { crate::cpu::blocked_gemm::gemm_packed(&self.problem(), pre, threads_of(par)) }
     }
 
     /// The product for the blocked GEMM.
@@ -511,9 +529,24 @@ fn conv2d_slices<T: ConvFloat>(
     // Patches are unfolded straight into the GEMM's packed layout when it has a kernel for `T`.
     let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
         .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
-    let padded = match packed_nr {
-        Some(_) => padded_planes(x, s.n * s.c, &g),
-        None => std::borrow::Cow::Borrowed(&x[..0]),
+    let padded_buf = match packed_nr {
+        Some(_) if g.ph > 0 || g.pw > 0 => Some(padded_planes(x, s.n * s.c, &g, T::take_buf())),
+        _ => None,
+    };
+    let padded: &[T] = padded_buf.as_deref().unwrap_or(x);
+    // Each group's weights, packed once for all of its tiles.
+    let wlen = packed_lhs_len::<T>(og, kk).unwrap_or(0);
+    let mut wbuf = T::take_buf();
+    if packed_nr.is_some() {
+        wbuf.resize(s.groups * wlen, T::default());
+        for (gi, dst) in wbuf.chunks_exact_mut(wlen.max(1)).enumerate() {
+            pack_lhs(&w[gi * og * kk..(gi + 1) * og * kk], og, kk, kk, dst);
+        }
+    }
+    let packed_w: Vec<&[T]> = if wlen > 0 {
+        wbuf.chunks_exact(wlen).collect()
+    } else {
+        Vec::new()
     };
     let tasks = s.n * s.groups * tiles;
     // Parallel over tiles when there are enough of them; otherwise inside each GEMM.
@@ -556,16 +589,21 @@ fn conv2d_slices<T: ConvFloat>(
             // destination block `[og, l]` with row stride `l` is this task's, disjoint from
             // both inputs (the output is a fresh tensor).
             unsafe { mm(planes.as_ptr(), l).run(par) };
-        } else if let Some(nr) = packed_nr {
+        } else if let (Some(nr), Some(pw)) = (packed_nr, packed_w.get(gi)) {
             let panels = (j1 - j0).div_ceil(nr);
             let pp = (g.h + 2 * g.ph) * (g.w + 2 * g.pw);
             let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
             T::with_scratch(panels * kk * nr, |buf| {
                 unfold_tile_packed(pplanes, &g, j0, j1, nr, buf);
                 let m = mm(std::ptr::null(), 0);
+                let pre = Prepacked {
+                    a: Some(pw.as_ptr()),
+                    b: Some(buf.as_ptr()),
+                };
                 // SAFETY: `buf` holds the `[kk, j1 - j0]` patches as `panels` micro-panels of
-                // `nr` columns by `kk` rows; `filt` and the destination block are as below.
-                let done = unsafe { m.run_packed(buf.as_ptr(), par) };
+                // `nr` columns by `kk` rows, `pw` the group's `[og, kk]` weights packed for the
+                // same kernel; the destination block is as below.
+                let done = unsafe { m.run_packed(pre, par) };
                 debug_assert!(done, "packed_nr came from the kernel that runs it");
             });
         } else {
@@ -582,6 +620,11 @@ fn conv2d_slices<T: ConvFloat>(
         (0..tasks).into_par_iter().for_each(one);
     } else {
         (0..tasks).for_each(one);
+    }
+    drop(packed_w);
+    T::give_buf(wbuf);
+    if let Some(b) = padded_buf {
+        T::give_buf(b);
     }
     Ok(())
 }
