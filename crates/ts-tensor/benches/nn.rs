@@ -2,7 +2,8 @@
 //! 64 -> 64 channels on 56x56 and ResNet-18's deeper 3x3 layers (batch 1, padding 1) and
 //! depthwise 3x3 convolutions, with 1 thread and with all threads. Prints GFLOP/s (2 flops per
 //! multiply-add, best of several runs). Run with `cargo bench -p ts-tensor --bench nn`;
-//! `NN_SIZES=256,1000` picks the square sizes, `BENCH_CPU_TIME=1` times by thread CPU time (for 1-thread numbers on a loaded machine).
+//! `NN_SIZES=256,1000` picks the square sizes, `BENCH_CPU_TIME=1` times by thread CPU time
+//! (for 1-thread numbers on a loaded machine).
 
 use std::time::{Duration, Instant};
 
