@@ -272,8 +272,8 @@ fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
         dst[i..i + 8].copy_from_slice(&src[i..i + 8]);
         i += 8;
     }
-    for k in i..n {
-        dst[k] = src[k];
+    for (d, &s) in dst[i..n].iter_mut().zip(&src[i..n]) {
+        *d = s;
     }
 }
 
