@@ -169,12 +169,24 @@ fn unfold_tile<T: Copy + Default>(planes: &[T], g: &Window, j0: usize, j1: usize
     }
 }
 
-/// The input planes (`[planes, h, w]`) with their zero padding written out (`[planes, h + 2ph,
-/// w + 2pw]`) into `out`, so that every patch row of [`unfold_tile_packed`] reads in bounds
-/// without a test per piece.
+/// The height and width of the padded planes [`unfold_tile_packed`] reads: the input with
+/// its padding, extended (with zeros) to every row and column a tap reaches, which lies past
+/// the symmetric padding when the caller's padding is asymmetric (`padding='same'` with an even
+/// kernel puts the extra row and column on the far side).
+fn padded_dims(g: &Window) -> (usize, usize) {
+    let reach = |o: usize, s: usize, k: usize, d: usize| (o.max(1) - 1) * s + (k - 1) * d + 1;
+    (
+        (g.h + 2 * g.ph).max(reach(g.oh, g.sh, g.kh, g.dh)),
+        (g.w + 2 * g.pw).max(reach(g.ow, g.sw, g.kw, g.dw)),
+    )
+}
+
+/// The input planes (`[planes, h, w]`) with their zero padding written out (`[planes, hp, wp]`
+/// of [`padded_dims`]) into `out`, so that every patch row of [`unfold_tile_packed`] reads in
+/// bounds without a test per piece.
 fn padded_planes<T: Copy + Default>(x: &[T], planes: usize, g: &Window, mut out: Vec<T>) -> Vec<T> {
     let plane = g.h * g.w;
-    let (hp, wp) = (g.h + 2 * g.ph, g.w + 2 * g.pw);
+    let (hp, wp) = padded_dims(g);
     let zero = T::default();
     out.clear();
     out.reserve(planes * hp * wp);
@@ -183,9 +195,9 @@ fn padded_planes<T: Copy + Default>(x: &[T], planes: usize, g: &Window, mut out:
         for line in src.chunks_exact(g.w.max(1)) {
             out.resize(out.len() + g.pw, zero);
             out.extend_from_slice(line);
-            out.resize(out.len() + g.pw, zero);
+            out.resize(out.len() + wp - g.w - g.pw, zero);
         }
-        out.resize(out.len() + g.ph * wp, zero);
+        out.resize(out.len() + (hp - g.h - g.ph) * wp, zero);
     }
     out
 }
@@ -208,7 +220,7 @@ fn unfold_tile_packed<T: Copy + Default>(
     nr: usize,
     dst: &mut [T],
 ) {
-    let (hp, wp) = (g.h + 2 * g.ph, g.w + 2 * g.pw);
+    let (hp, wp) = padded_dims(g);
     let pplane = hp * wp;
     let cg = padded.len() / pplane.max(1);
     let kk = cg * g.kh * g.kw;
@@ -530,7 +542,9 @@ fn conv2d_slices<T: ConvFloat>(
     let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
         .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
     let padded_buf = match packed_nr {
-        Some(_) if g.ph > 0 || g.pw > 0 => Some(padded_planes(x, s.n * s.c, &g, T::take_buf())),
+        Some(_) if padded_dims(&g) != (g.h, g.w) => {
+            Some(padded_planes(x, s.n * s.c, &g, T::take_buf()))
+        }
         _ => None,
     };
     let padded: &[T] = padded_buf.as_deref().unwrap_or(x);
@@ -591,7 +605,10 @@ fn conv2d_slices<T: ConvFloat>(
             unsafe { mm(planes.as_ptr(), l).run(par) };
         } else if let (Some(nr), Some(pw)) = (packed_nr, packed_w.get(gi)) {
             let panels = (j1 - j0).div_ceil(nr);
-            let pp = (g.h + 2 * g.ph) * (g.w + 2 * g.pw);
+            let pp = {
+                let (hp, wp) = padded_dims(&g);
+                hp * wp
+            };
             let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
             T::with_scratch(panels * kk * nr, |buf| {
                 unfold_tile_packed(pplanes, &g, j0, j1, nr, buf);
@@ -767,6 +784,27 @@ mod tests {
                     check(s, true, threads);
                     check(s, false, threads);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn padding_only_on_the_far_side_reads_zeros() {
+        // `padding='same'` with an even kernel: one more output row and column than the
+        // symmetric padding (here none) gives, whose taps read past the input.
+        for (h, w, k) in [(5, 7, 2), (6, 60, 4)] {
+            let mut win = window(h, w, k, 1, (k - 2) / 2, 1);
+            win.oh += 1;
+            win.ow += 1;
+            for threads in [1, 2] {
+                let s = ConvShape {
+                    n: 2,
+                    c: 3,
+                    o: 4,
+                    groups: 1,
+                    win,
+                };
+                check(s, true, threads);
             }
         }
     }
