@@ -1,8 +1,9 @@
-//! Neural-network kernel throughput: float32 GEMM (`mm`) at 512/1024/2048, a 3x3 convolution
-//! 64 -> 64 channels on 56x56 (batch 1, padding 1) and depthwise 3x3 convolutions, with 1
-//! thread and with all threads. Prints GFLOP/s (2 flops per multiply-add, best of several
-//! runs). Run with `cargo bench -p ts-tensor --bench nn`; `NN_SIZES=256,1000` picks the square
-//! sizes, `BENCH_CPU_TIME=1` times by thread CPU time (for 1-thread numbers on a loaded machine).
+//! Neural-network kernel throughput: float32 GEMM (`mm`) at 512/1024/2048, 3x3 convolutions
+//! 64 -> 64 channels on 56x56 and ResNet-18's deeper 3x3 layers (batch 1, padding 1) and
+//! depthwise 3x3 convolutions, with 1 thread and with all threads. Prints GFLOP/s (2 flops per
+//! multiply-add, best of several runs). Run with `cargo bench -p ts-tensor --bench nn`;
+//! `NN_SIZES=256,1000` picks the square sizes, `BENCH_CPU_TIME=1` times by thread CPU time
+//! (for 1-thread numbers on a loaded machine).
 
 use std::time::{Duration, Instant};
 
@@ -104,6 +105,22 @@ fn main() -> ts_tensor::Result<()> {
             d.as_secs_f64() * 1e3,
             flops / d.as_secs_f64() / 1e9
         );
+        // ResNet-18's deeper 3x3 layers: few output columns, megabytes of weights.
+        for (ch, hw) in [(128i64, 28i64), (256, 14), (512, 7)] {
+            let x = filled(&[1, ch, hw, hw])?;
+            let w = filled(&[ch, ch, 3, 3])?;
+            let d = best(10, || {
+                let _ = conv2d(&x, &w, None, &[1], &pad, &[1], 1);
+            });
+            let flops = 2.0 * (ch * hw * hw * ch * 9) as f64;
+            println!(
+                "{:<32} {:>8} {:>10.3} {:>10.1}",
+                format!("conv2d 3x3 {ch}->{ch} {hw}x{hw}"),
+                threads,
+                d.as_secs_f64() * 1e3,
+                flops / d.as_secs_f64() / 1e9
+            );
+        }
         // Depthwise 3x3 (MobileNet's blocks): stride 1 and stride 2, 96 channels.
         for (stride, hw) in [(1i64, 56i64), (2, 56)] {
             let x = filled(&[1, 96, hw, hw])?;

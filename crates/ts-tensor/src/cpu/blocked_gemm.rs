@@ -451,6 +451,119 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
     p: &Problem<T>,
     threads: usize,
 ) -> bool {
+    // SAFETY: forwarded from the caller; A and B are read through their strides.
+    unsafe { gemm_impl(kern, p, threads, Prepacked::NONE) }
+}
+
+/// Operands the caller packed already (`None`: read through the problem's pointer and
+/// strides). A packed A is `ceil(m / mr)` micro-panels of the kernel's `mr` rows, each all `k`
+/// columns as groups of `mr` values (see [`pack_lhs`]); a packed B is `ceil(n / nr)` micro-panels
+/// of `nr` columns ([`panel_cols`]), each all `k` rows of `nr` values. Entries past `m` / `n`
+/// in the last panel are multiplied but never stored.
+#[derive(Clone, Copy)]
+pub(crate) struct Prepacked<T> {
+    pub a: Option<*const T>,
+    pub b: Option<*const T>,
+}
+
+impl<T> Prepacked<T> {
+    /// Nothing packed.
+    pub(crate) const NONE: Prepacked<T> = Prepacked { a: None, b: None };
+
+    /// The packed operands moved on by `a` and `b` elements (to a later row or column panel).
+    fn advanced(self, a: usize, b: usize) -> Prepacked<T> {
+        Prepacked {
+            a: self.a.map(|p| p.wrapping_add(a)),
+            b: self.b.map(|p| p.wrapping_add(b)),
+        }
+    }
+}
+
+// SAFETY: the panels are only read, while the caller of `gemm_packed` keeps them alive.
+unsafe impl<T: Sync> Send for Prepacked<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Prepacked<T> {}
+
+/// The length of `rows x k` A packed for [`gemm_packed`] with the fastest kernel, or `None`
+/// when this CPU has none.
+pub(crate) fn packed_lhs_len<T: GemmFloat>(rows: usize, k: usize) -> Option<usize> {
+    T::best_kernel().map(|kern| rows.div_ceil(kern.mr) * kern.mr * k)
+}
+
+/// Packs `rows x k` row-major A (row stride `rsa`) into `out` ([`packed_lhs_len`] long) for
+/// [`gemm_packed`] with the fastest kernel; `false` when this CPU has none. A convolution packs
+/// its weights once per call rather than once per column tile (ResNet's deep layers have
+/// several tiles of few columns and megabytes of weights, which were re-packed for each).
+pub(crate) fn pack_lhs<T: GemmFloat>(
+    a: &[T],
+    rows: usize,
+    k: usize,
+    rsa: usize,
+    out: &mut [T],
+) -> bool {
+    let Some(kern) = T::best_kernel() else {
+        return false;
+    };
+    if rows == 0 || k == 0 {
+        return true;
+    }
+    assert!(
+        a.len() >= (rows - 1) * rsa + k && out.len() == rows.div_ceil(kern.mr) * kern.mr * k,
+        "pack_lhs: operand sizes do not match"
+    );
+    let p = Problem {
+        m: rows,
+        n: 0,
+        k,
+        a: a.as_ptr(),
+        rsa: rsa as isize,
+        csa: 1,
+        b: std::ptr::null(),
+        rsb: 0,
+        csb: 0,
+        c: std::ptr::null_mut(),
+        rsc: 0,
+        csc: 0,
+        alpha: T::ONE,
+        beta: T::ONE,
+        read_c: false,
+    };
+    // SAFETY: rows `0..rows`, columns `0..k` lie inside `a` (asserted above); `out` holds the
+    // `ceil(rows / mr)` panels of `k * mr` values.
+    unsafe { pack_a(&p, 0, rows, 0, k, kern.mr, out) };
+    true
+}
+
+/// [`gemm`] with operands the caller packed (the pointer and strides of a packed operand are
+/// not read). A convolution unfolds its patches straight into B's packed layout, which saves
+/// copying them once more into the GEMM's own packing buffer. Returns `false` (doing nothing)
+/// when this CPU has no kernel for `T`.
+///
+/// # Safety
+/// As [`gemm`] for the operands read through pointers; packed operands must hold all their
+/// panels, packed for the kernel [`panel_cols`] / [`pack_lhs`] describe.
+pub(crate) unsafe fn gemm_packed<T: GemmFloat>(
+    p: &Problem<T>,
+    pre: Prepacked<T>,
+    threads: usize,
+) -> bool {
+    match T::best_kernel() {
+        // SAFETY: forwarded from the caller.
+        Some(kern) => unsafe { gemm_impl(kern, p, threads, pre) },
+        None => false,
+    }
+}
+
+/// [`gemm_with`], with operands read from their strides or from caller-packed panels.
+///
+/// # Safety
+/// As [`gemm_with`] / [`gemm_packed`].
+unsafe fn gemm_impl<T: GemmFloat>(
+    kern: Kernel<T>,
+    p: &Problem<T>,
+    threads: usize,
+    pre: Prepacked<T>,
+) -> bool {
     if p.m == 0 || p.n == 0 {
         return true;
     }
@@ -462,7 +575,7 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
     let work = p.m.saturating_mul(p.n).saturating_mul(p.k);
     if threads <= 1 || work < PARALLEL_WORK {
         // SAFETY: forwarded from the caller.
-        unsafe { serial(&kern, p) };
+        unsafe { serial(&kern, p, pre) };
         return true;
     }
     // Split the dimension with more micro-tiles into `threads` ranges of whole tiles.
@@ -483,13 +596,16 @@ pub(crate) unsafe fn gemm_with<T: GemmFloat>(
         .filter(|(lo, hi)| lo < hi)
         .collect();
     ranges.par_iter().for_each(|&(lo, hi)| {
-        let sub = if by_cols {
-            p.block(0, p.m, lo, hi)
+        // Ranges start at whole micro-panels (`lo` is a multiple of `nr` or `mr`).
+        let (sub, sub_pre) = if by_cols {
+            let off = lo / kern.nr * p.k * kern.nr;
+            (p.block(0, p.m, lo, hi), pre.advanced(0, off))
         } else {
-            p.block(lo, hi, 0, p.n)
+            let off = lo / kern.mr * p.k * kern.mr;
+            (p.block(lo, hi, 0, p.n), pre.advanced(off, 0))
         };
         // SAFETY: the ranges partition C, so each task writes its own block; A and B are read.
-        unsafe { serial(&kern, &sub) };
+        unsafe { serial(&kern, &sub, sub_pre) };
     });
     true
 }
@@ -514,34 +630,48 @@ unsafe fn scale_c<T: GemmFloat>(p: &Problem<T>) {
 ///
 /// # Safety
 /// As [`gemm_with`].
-unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
+unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<T>) {
     let (mr, nr) = (kern.mr, kern.nr);
+    let packed_b = pre.b;
     // A few rows of A: B is read in place (when its rows are contiguous) rather than packed,
     // which would cost as much as the product.
-    let direct_b = p.csb == 1 && p.m <= 2 * mr;
+    let direct_b = packed_b.is_none() && p.csb == 1 && p.m <= 2 * mr;
+    let kc_blk = depth_block(kern.kc, p.k);
     T::with_pack(|bufs| {
         let mut jc = 0;
         while jc < p.n {
             let nc = kern.nc.min(p.n - jc);
             let mut pc = 0;
             while pc < p.k {
-                let kc = kern.kc.min(p.k - pc);
+                let kc = kc_blk.min(p.k - pc);
                 let first = pc == 0;
-                let bpack = aligned(&mut bufs.b, nc.div_ceil(nr) * nr * kc);
-                // SAFETY: the panels read lie inside B (`pc + kc <= k`, `jc + nc <= n`).
-                unsafe { pack_b(p, pc, kc, jc, nc, nr, direct_b, bpack) };
-                let bpack = bpack.as_ptr();
+                let bpack = if packed_b.is_some() {
+                    std::ptr::null()
+                } else {
+                    let bpack = aligned(&mut bufs.b, nc.div_ceil(nr) * nr * kc);
+                    // SAFETY: the panels read lie inside B (`pc + kc <= k`, `jc + nc <= n`).
+                    unsafe { pack_b(p, pc, kc, jc, nc, nr, direct_b, bpack) };
+                    bpack.as_ptr()
+                };
                 let mut ic = 0;
                 while ic < p.m {
                     let mc = kern.mc.min(p.m - ic);
-                    let apack = aligned(&mut bufs.a, mc.div_ceil(mr) * mr * kc);
-                    // SAFETY: rows `ic..ic + mc`, columns `pc..pc + kc` lie inside A.
-                    unsafe { pack_a(p, ic, mc, pc, kc, mr, apack) };
-                    let apack = apack.as_ptr();
+                    let apack = if pre.a.is_some() {
+                        std::ptr::null()
+                    } else {
+                        let apack = aligned(&mut bufs.a, mc.div_ceil(mr) * mr * kc);
+                        // SAFETY: rows `ic..ic + mc`, columns `pc..pc + kc` lie inside A.
+                        unsafe { pack_a(p, ic, mc, pc, kc, mr, apack) };
+                        apack.as_ptr()
+                    };
                     let mut jr = 0;
                     while jr < nc {
                         let n = nr.min(nc - jr);
-                        let (b, ldb) = if direct_b && n == nr {
+                        let (b, ldb) = if let Some(pb) = packed_b {
+                            // SAFETY: panel `(jc + jr) / nr` (`jc` and `jr` are multiples of
+                            // `nr`), rows `pc..pc + kc`, of the caller's packed B.
+                            (unsafe { pb.add(((jc + jr) / nr * p.k + pc) * nr) }, nr)
+                        } else if direct_b && n == nr {
                             // SAFETY: row `pc`, column `jc + jr` is inside B.
                             (
                                 unsafe { p.b.offset(pc as isize * p.rsb + (jc + jr) as isize) },
@@ -556,8 +686,13 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
                             let m = mr.min(mc - ir);
                             let tile = Tile {
                                 kc,
-                                // SAFETY: panel `ir / mr` of the packed block.
-                                a: unsafe { apack.add(ir * kc) },
+                                a: match pre.a {
+                                    // SAFETY: panel `(ic + ir) / mr` (`ic`, `ir` are multiples
+                                    // of `mr`), columns `pc..pc + kc`, of the caller's A.
+                                    Some(pa) => unsafe { pa.add(((ic + ir) / mr * p.k + pc) * mr) },
+                                    // SAFETY: panel `ir / mr` of the packed block.
+                                    None => unsafe { apack.add(ir * kc) },
+                                },
                                 b,
                                 ldb,
                                 // SAFETY: `(ic + ir, jc + jr)` is inside C.
@@ -588,6 +723,25 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>) {
             jc += nc;
         }
     });
+}
+
+/// The depth of the packed blocks for a product of depth `k`, given the kernel's preferred
+/// `kc`: `k` itself when it exceeds `kc` by at most a quarter (a 3x3 convolution over 64
+/// channels, `k = 576`, ran a 512-deep block and a 64-deep one, which paid a second full pass
+/// over C for 1/9 of the work), else `k` split into equal blocks of at most `kc`.
+fn depth_block(kc: usize, k: usize) -> usize {
+    if k <= kc + kc / 4 {
+        k.max(1)
+    } else {
+        k.div_ceil(k.div_ceil(kc))
+    }
+}
+
+/// Columns of one packed B micro-panel of the fastest `T` kernel (`None` when there is none):
+/// callers that cut a product into column ranges cut at multiples of it, so that no range
+/// ends in a partly empty micro-tile.
+pub(crate) fn panel_cols<T: GemmFloat>() -> Option<usize> {
+    T::best_kernel().map(|k| k.nr)
 }
 
 /// Packs rows `ic..ic + mc`, columns `pc..pc + kc` of A as `mr`-row panels, each `kc` groups
@@ -760,7 +914,52 @@ mod tests {
         let bt = |q: usize, j: usize| bv[q * rsb as usize + j * csb as usize].into();
         let idx = |i: usize, j: usize| i * rsc as usize + j * csc as usize;
         for kern in T::kernels() {
-            for threads in [1, 2] {
+            // B as caller-packed panels of `nr` columns; columns past `n` hold NaN, which must
+            // never reach C.
+            let nr = kern.nr;
+            let mut packed = Vec::new();
+            for pi in 0..n.div_ceil(nr) {
+                for q in 0..k {
+                    for jj in 0..nr {
+                        let j = pi * nr + jj;
+                        packed.push(if j < n {
+                            bv[q * rsb as usize + j * csb as usize]
+                        } else {
+                            from(f64::NAN)
+                        });
+                    }
+                }
+            }
+            let mut packed_a = vec![from(f64::NAN); m.div_ceil(kern.mr) * kern.mr * k];
+            if m > 0 && k > 0 {
+                let pa = Problem {
+                    a: av.as_ptr(),
+                    rsa,
+                    csa,
+                    m,
+                    k,
+                    ..Problem::<T> {
+                        m: 0,
+                        n: 0,
+                        k: 0,
+                        a: std::ptr::null(),
+                        rsa: 0,
+                        csa: 0,
+                        b: std::ptr::null(),
+                        rsb: 0,
+                        csb: 0,
+                        c: std::ptr::null_mut(),
+                        rsc: 0,
+                        csc: 0,
+                        alpha,
+                        beta,
+                        read_c,
+                    }
+                };
+                // SAFETY: A is `m x k` at these strides; the buffer holds every panel.
+                unsafe { pack_a(&pa, 0, m, 0, k, kern.mr, &mut packed_a) };
+            }
+            for (threads, pre) in [(1, false), (2, false), (1, true), (2, true)] {
                 let mut c = c0.clone();
                 let p = Problem {
                     m,
@@ -779,8 +978,13 @@ mod tests {
                     beta,
                     read_c,
                 };
-                // SAFETY: the vectors hold the described matrices; C is a separate buffer.
-                assert!(unsafe { gemm_with(kern, &p, threads) });
+                let pp = Prepacked {
+                    a: pre.then_some(packed_a.as_ptr()),
+                    b: pre.then_some(packed.as_ptr()),
+                };
+                // SAFETY: the vectors hold the described matrices (and their packed panels);
+                // C is a separate buffer.
+                assert!(unsafe { gemm_impl(kern, &p, threads, pp) });
                 for i in 0..m {
                     for j in 0..n {
                         let dot: f64 = (0..k).map(|q| at(i, q) * bt(q, j)).sum();
@@ -791,7 +995,8 @@ mod tests {
                         assert!(
                             (got - want).abs()
                                 <= tol * (1.0 + want.abs()) * (k as f64).sqrt().max(1.0),
-                            "{} m{m} n{n} k{k} ta{ta} tb{tb} t{threads} ({i},{j}): {got} vs {want}",
+                            "{} m{m} n{n} k{k} ta{ta} tb{tb} t{threads} packed{pre} ({i},{j}): \
+                             {got} vs {want}",
                             kern.name
                         );
                     }
@@ -837,12 +1042,27 @@ mod tests {
             (13, 3100, 29),
             (241, 241, 193),
             (17, 70, 1100),
+            // One block a little deeper than KC (f32), then two equal ones.
+            (9, 50, 600),
+            (9, 50, 700),
         ] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                 check::<f32>(m, n, k, ta, tb, false, 0.5, 2.0, true, |v| v as f32, 1e-5);
                 check::<f64>(m, n, k, ta, tb, true, -1.5, 0.25, true, |v| v, 1e-13);
             }
         }
+    }
+
+    #[test]
+    fn depth_blocks_are_equal_and_at_most_a_quarter_over() {
+        assert_eq!(depth_block(512, 576), 576);
+        assert_eq!(depth_block(512, 640), 640);
+        assert_eq!(depth_block(512, 641), 321);
+        assert_eq!(depth_block(512, 1024), 512);
+        assert_eq!(depth_block(512, 4608), 512);
+        assert_eq!(depth_block(512, 2304), 461);
+        assert_eq!(depth_block(512, 0), 1);
+        assert_eq!(depth_block(192, 7), 7);
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use gemm::Parallelism;
 use rayon::prelude::*;
 
+use crate::cpu::blocked_gemm::{pack_lhs, packed_lhs_len, Prepacked};
 use crate::cpu::contiguous::with_slice;
 use crate::cpu::im2col::Window;
 use crate::element::Element;
@@ -26,16 +27,39 @@ const SERIAL_WORK: usize = 1 << 22;
 pub(crate) trait ConvFloat: Element + Default + crate::cpu::blocked_gemm::GemmFloat {
     /// Runs `f` with this thread's scratch buffer of at least `len` elements.
     fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [Self]) -> R) -> R;
+    /// A buffer from this thread's pool of per-call buffers (holding what its last user left,
+    /// so that resizing it to the same length writes nothing):
+    /// fresh allocations of padded planes and packed weights on every call page-faulted
+    /// (a third of the 3x3 64-channel bench's time was the kernel's).
+    fn take_buf() -> Vec<Self>;
+    /// Returns a buffer taken with [`ConvFloat::take_buf`] to the pool.
+    fn give_buf(v: Vec<Self>);
 }
+
+/// Buffers kept in each thread's pool.
+const POOL_BUFS: usize = 4;
 
 thread_local! {
     static SCRATCH_F32: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     static SCRATCH_F64: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+    static POOL_F32: RefCell<Vec<Vec<f32>>> = const { RefCell::new(Vec::new()) };
+    static POOL_F64: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
 }
 
 macro_rules! conv_float {
-    ($t:ty, $key:ident) => {
+    ($t:ty, $key:ident, $pool:ident) => {
         impl ConvFloat for $t {
+            fn take_buf() -> Vec<$t> {
+                $pool.with(|p| p.borrow_mut().pop()).unwrap_or_default()
+            }
+            fn give_buf(v: Vec<$t>) {
+                $pool.with(|p| {
+                    let mut p = p.borrow_mut();
+                    if p.len() < POOL_BUFS {
+                        p.push(v);
+                    }
+                });
+            }
             fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [$t]) -> R) -> R {
                 $key.with(|cell| match cell.try_borrow_mut() {
                     Ok(mut v) => {
@@ -52,8 +76,8 @@ macro_rules! conv_float {
         }
     };
 }
-conv_float!(f32, SCRATCH_F32);
-conv_float!(f64, SCRATCH_F64);
+conv_float!(f32, SCRATCH_F32, POOL_F32);
+conv_float!(f64, SCRATCH_F64, POOL_F64);
 
 /// The problem: batch, channels, output channels, groups and the window geometry.
 #[derive(Clone, Copy, Debug)]
@@ -145,6 +169,134 @@ fn unfold_tile<T: Copy + Default>(planes: &[T], g: &Window, j0: usize, j1: usize
     }
 }
 
+/// The height and width of the padded planes [`unfold_tile_packed`] reads: the input with
+/// its padding, extended (with zeros) to every row and column a tap reaches, which lies past
+/// the symmetric padding when the caller's padding is asymmetric (`padding='same'` with an even
+/// kernel puts the extra row and column on the far side).
+fn padded_dims(g: &Window) -> (usize, usize) {
+    let reach = |o: usize, s: usize, k: usize, d: usize| (o.max(1) - 1) * s + (k - 1) * d + 1;
+    (
+        (g.h + 2 * g.ph).max(reach(g.oh, g.sh, g.kh, g.dh)),
+        (g.w + 2 * g.pw).max(reach(g.ow, g.sw, g.kw, g.dw)),
+    )
+}
+
+/// The input planes (`[planes, h, w]`) with their zero padding written out (`[planes, hp, wp]`
+/// of [`padded_dims`]) into `out`, so that every patch row of [`unfold_tile_packed`] reads in
+/// bounds without a test per piece.
+fn padded_planes<T: Copy + Default>(x: &[T], planes: usize, g: &Window, mut out: Vec<T>) -> Vec<T> {
+    let plane = g.h * g.w;
+    let (hp, wp) = padded_dims(g);
+    let zero = T::default();
+    out.clear();
+    out.reserve(planes * hp * wp);
+    for src in x[..planes * plane].chunks_exact(plane.max(1)) {
+        out.resize(out.len() + g.ph * wp, zero);
+        for line in src.chunks_exact(g.w.max(1)) {
+            out.resize(out.len() + g.pw, zero);
+            out.extend_from_slice(line);
+            out.resize(out.len() + wp - g.w - g.pw, zero);
+        }
+        out.resize(out.len() + (hp - g.h - g.ph) * wp, zero);
+    }
+    out
+}
+
+/// The most columns a packed micro-panel may have for [`unfold_tile_packed`].
+const MAX_PANEL: usize = 64;
+
+/// Unfolds the patches of output columns `j0..j1` like [`unfold_tile`], but from padded planes
+/// (`[cg, h + 2ph, w + 2pw]`, see [`padded_planes`]) into the GEMM's packed layout:
+/// `ceil((j1 - j0) / nr)` micro-panels, each all `cg * kh * kw` patch rows of `nr` consecutive
+/// output columns (the last panel zero-padded), so that the GEMM reads them without packing
+/// them again. A panel's columns fall into a few runs of one output row each, at the same
+/// offsets for every patch row, so the runs are found once per panel and each patch row is a
+/// few short copies.
+fn unfold_tile_packed<T: Copy + Default>(
+    padded: &[T],
+    g: &Window,
+    j0: usize,
+    j1: usize,
+    nr: usize,
+    dst: &mut [T],
+) {
+    let (hp, wp) = padded_dims(g);
+    let pplane = hp * wp;
+    let cg = padded.len() / pplane.max(1);
+    let kk = cg * g.kh * g.kw;
+    let tl = j1 - j0;
+    let zero = T::default();
+    debug_assert!(nr <= MAX_PANEL);
+    // (column in the panel, length, offset of its first input element in a padded plane).
+    let mut runs = [(0usize, 0usize, 0usize); MAX_PANEL];
+    for (pi, panel) in dst
+        .chunks_exact_mut(kk * nr)
+        .take(tl.div_ceil(nr))
+        .enumerate()
+    {
+        let (c0, c1) = (pi * nr, ((pi + 1) * nr).min(tl));
+        let mut count = 0;
+        let mut c = c0;
+        while c < c1 {
+            let (oy, ox) = ((j0 + c) / g.ow, (j0 + c) % g.ow);
+            let len = (g.ow - ox).min(c1 - c);
+            runs[count] = (c - c0, len, oy * g.sh * wp + ox * g.sw);
+            count += 1;
+            c += len;
+        }
+        let runs = &runs[..count];
+        let (mut ci, mut ki, mut kj) = (0, 0, 0);
+        for drow in panel.chunks_exact_mut(nr) {
+            let base = ci * pplane + ki * g.dh * wp + kj * g.dw;
+            for &(at, len, off) in runs {
+                let d = &mut drow[at..at + len];
+                let s0 = base + off;
+                if g.sw == 1 {
+                    copy_short(d, &padded[s0..s0 + len]);
+                } else {
+                    for (k, v) in d.iter_mut().enumerate() {
+                        *v = padded[s0 + k * g.sw];
+                    }
+                }
+            }
+            fill_short(&mut drow[c1 - c0..], zero);
+            kj += 1;
+            if kj == g.kw {
+                kj = 0;
+                ki += 1;
+                if ki == g.kh {
+                    ki = 0;
+                    ci += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the short pieces (at most a micro-panel wide) of
+/// [`unfold_tile_packed`]: fixed 8-element copies the compiler emits as vector moves, where a
+/// `memmove` call per piece cost more than the copying.
+#[inline(always)]
+fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
+    let n = dst.len().min(src.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        dst[i..i + 8].copy_from_slice(&src[i..i + 8]);
+        i += 8;
+    }
+    for (d, &s) in dst[i..n].iter_mut().zip(&src[i..n]) {
+        *d = s;
+    }
+}
+
+/// `dst.fill(v)` for the short (usually empty) pieces of [`unfold_tile_packed`].
+#[inline(always)]
+fn fill_short<T: Copy>(dst: &mut [T], v: T) {
+    for x in dst.iter_mut() {
+        *x = v;
+    }
+}
+
 /// The outputs `o` in `0..out` with `0 <= o * stride + shift < len`, as a range.
 pub(crate) fn valid_range(shift: isize, stride: usize, len: usize, out: usize) -> (usize, usize) {
     let s = stride as isize;
@@ -153,6 +305,76 @@ pub(crate) fn valid_range(shift: isize, stride: usize, len: usize, out: usize) -
     let hi = if end <= 0 { 0 } else { (end + s - 1) / s };
     let lo = (lo as usize).min(out);
     (lo, (hi as usize).clamp(lo, out))
+}
+
+/// How an output plane of `l` columns is cut into tiles: at multiples of the GEMM's micro-panel
+/// width (a tile of 341 columns left its last 48-column micro-tile 5 columns full, 11% of the
+/// multiply-adds wasted), in a number of tiles that the threads share evenly.
+#[derive(Clone, Copy, Debug)]
+struct Tiling {
+    l: usize,
+    /// Columns per micro-panel (tile bounds are multiples of it, except the plane's end).
+    unit: usize,
+    /// Micro-panels in the plane.
+    panels: usize,
+    tiles: usize,
+}
+
+impl Tiling {
+    /// The whole plane as one tile.
+    fn whole(l: usize) -> Tiling {
+        Tiling {
+            l,
+            unit: l.max(1),
+            panels: 1,
+            tiles: 1,
+        }
+    }
+
+    /// Tiles whose unfolded patches (`kk` rows) fit [`TILE_BYTES`], rounded to whole
+    /// micro-panels, their count a multiple of `threads` when there are several.
+    fn new<T: ConvFloat>(l: usize, kk: usize, threads: usize) -> Tiling {
+        let max = (TILE_BYTES / (kk * std::mem::size_of::<T>()).max(1)).max(MIN_TILE);
+        let unit = crate::cpu::blocked_gemm::panel_cols::<T>()
+            .unwrap_or(1)
+            .clamp(1, MIN_TILE);
+        let panels = l.div_ceil(unit);
+        let per = (max / unit).max(1);
+        let mut tiles = panels.div_ceil(per);
+        if threads > 1 && tiles > 1 {
+            tiles = (tiles.div_ceil(threads) * threads).min(panels);
+        }
+        Tiling {
+            l,
+            unit,
+            panels,
+            tiles,
+        }
+    }
+
+    /// Output columns `j0..j1` of tile `t`.
+    fn bounds(&self, t: usize) -> (usize, usize) {
+        let at = |t: usize| (self.panels * t / self.tiles * self.unit).min(self.l);
+        (at(t), at(t + 1))
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to run the im2col-then-pack path on machines with a packed kernel.
+    static FORCE_UNPACKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked for the unpacked path on this thread.
+fn force_unpacked() -> bool {
+    #[cfg(test)]
+    {
+        FORCE_UNPACKED.with(|c| c.get())
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
 }
 
 /// Geometry of one GEMM: `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, strides in elements.
@@ -177,29 +399,9 @@ impl<T: ConvFloat> Mm<T> {
     /// row stride, `dst` must not overlap `lhs`/`rhs`, and no other thread may touch `dst`'s
     /// block during the call.
     unsafe fn run(&self, par: Parallelism) {
-        let threads = match par {
-            Parallelism::None => 1,
-            Parallelism::Rayon(t) => t.max(1),
-        };
-        let p = crate::cpu::blocked_gemm::Problem {
-            m: self.m,
-            n: self.n,
-            k: self.k,
-            a: self.lhs,
-            rsa: self.lhs_rs,
-            csa: 1,
-            b: self.rhs,
-            rsb: self.rhs_rs,
-            csb: 1,
-            c: self.dst,
-            rsc: self.dst_rs,
-            csc: 1,
-            alpha: T::ONE,
-            beta: T::ONE,
-            read_c: self.read_dst,
-        };
+        let p = self.problem();
         // SAFETY: forwarded from the caller's contract.
-        if unsafe { crate::cpu::blocked_gemm::gemm(&p, threads) } {
+        if unsafe { crate::cpu::blocked_gemm::gemm(&p, threads_of(par)) } {
             return;
         }
         // SAFETY: forwarded from the caller's contract.
@@ -226,6 +428,46 @@ impl<T: ConvFloat> Mm<T> {
                 par,
             )
         }
+    }
+
+    /// Runs the product with operands given as packed micro-panels (their pointers are not
+    /// read); see [`crate::cpu::blocked_gemm::gemm_packed`]. Returns `false` when this CPU
+    /// has no packed kernel for `T` (then nothing was written).
+    ///
+    /// # Safety
+    /// As [`Mm::run`] for `dst` and unpacked operands; packed ones must hold all their panels.
+    unsafe fn run_packed(&self, pre: Prepacked<T>, par: Parallelism) -> bool {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { crate::cpu::blocked_gemm::gemm_packed(&self.problem(), pre, threads_of(par)) }
+    }
+
+    /// The product for the blocked GEMM.
+    fn problem(&self) -> crate::cpu::blocked_gemm::Problem<T> {
+        crate::cpu::blocked_gemm::Problem {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            a: self.lhs,
+            rsa: self.lhs_rs,
+            csa: 1,
+            b: self.rhs,
+            rsb: self.rhs_rs,
+            csb: 1,
+            c: self.dst,
+            rsc: self.dst_rs,
+            csc: 1,
+            alpha: T::ONE,
+            beta: T::ONE,
+            read_c: self.read_dst,
+        }
+    }
+}
+
+/// The thread count a `gemm` crate parallelism stands for.
+fn threads_of(par: Parallelism) -> usize {
+    match par {
+        Parallelism::None => 1,
+        Parallelism::Rayon(t) => t.max(1),
     }
 }
 
@@ -290,21 +532,43 @@ fn conv2d_slices<T: ConvFloat>(
     }
     let pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
     let pointwise = pointwise && g.oh == g.h && g.ow == g.w;
-    let tile = if pointwise {
-        l
+    let tiling = if pointwise {
+        Tiling::whole(l)
     } else {
-        (TILE_BYTES / (kk * std::mem::size_of::<T>()).max(1))
-            .max(MIN_TILE)
-            .min(l)
+        Tiling::new::<T>(l, kk, threads)
     };
-    let tiles = l.div_ceil(tile);
+    let tiles = tiling.tiles;
+    // Patches are unfolded straight into the GEMM's packed layout when it has a kernel for `T`.
+    let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
+        .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
+    let padded_buf = match packed_nr {
+        Some(_) if padded_dims(&g) != (g.h, g.w) => {
+            Some(padded_planes(x, s.n * s.c, &g, T::take_buf()))
+        }
+        _ => None,
+    };
+    let padded: &[T] = padded_buf.as_deref().unwrap_or(x);
+    // Each group's weights, packed once for all of its tiles.
+    let wlen = packed_lhs_len::<T>(og, kk).unwrap_or(0);
+    let mut wbuf = T::take_buf();
+    if packed_nr.is_some() {
+        wbuf.resize(s.groups * wlen, T::default());
+        for (gi, dst) in wbuf.chunks_exact_mut(wlen.max(1)).enumerate() {
+            pack_lhs(&w[gi * og * kk..(gi + 1) * og * kk], og, kk, kk, dst);
+        }
+    }
+    let packed_w: Vec<&[T]> = if wlen > 0 {
+        wbuf.chunks_exact(wlen).collect()
+    } else {
+        Vec::new()
+    };
     let tasks = s.n * s.groups * tiles;
     // Parallel over tiles when there are enough of them; otherwise inside each GEMM.
     let outer = threads > 1 && tasks >= 2 * threads;
     let one = |t: usize| {
         let (bg, ti) = (t / tiles, t % tiles);
         let (b, gi) = (bg / s.groups, bg % s.groups);
-        let (j0, j1) = (ti * tile, ((ti + 1) * tile).min(l));
+        let (j0, j1) = tiling.bounds(ti);
         let rows = (b * s.o + gi * og) * l;
         let work = og * kk * (j1 - j0);
         let par = if outer || threads <= 1 || work < SERIAL_WORK {
@@ -339,6 +603,26 @@ fn conv2d_slices<T: ConvFloat>(
             // destination block `[og, l]` with row stride `l` is this task's, disjoint from
             // both inputs (the output is a fresh tensor).
             unsafe { mm(planes.as_ptr(), l).run(par) };
+        } else if let (Some(nr), Some(pw)) = (packed_nr, packed_w.get(gi)) {
+            let panels = (j1 - j0).div_ceil(nr);
+            let pp = {
+                let (hp, wp) = padded_dims(&g);
+                hp * wp
+            };
+            let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
+            T::with_scratch(panels * kk * nr, |buf| {
+                unfold_tile_packed(pplanes, &g, j0, j1, nr, buf);
+                let m = mm(std::ptr::null(), 0);
+                let pre = Prepacked {
+                    a: Some(pw.as_ptr()),
+                    b: Some(buf.as_ptr()),
+                };
+                // SAFETY: `buf` holds the `[kk, j1 - j0]` patches as `panels` micro-panels of
+                // `nr` columns by `kk` rows, `pw` the group's `[og, kk]` weights packed for the
+                // same kernel; the destination block is as below.
+                let done = unsafe { m.run_packed(pre, par) };
+                debug_assert!(done, "packed_nr came from the kernel that runs it");
+            });
         } else {
             T::with_scratch(kk * (j1 - j0), |cols| {
                 unfold_tile(planes, &g, j0, j1, cols);
@@ -353,6 +637,11 @@ fn conv2d_slices<T: ConvFloat>(
         (0..tasks).into_par_iter().for_each(one);
     } else {
         (0..tasks).for_each(one);
+    }
+    drop(packed_w);
+    T::give_buf(wbuf);
+    if let Some(b) = padded_buf {
+        T::give_buf(b);
     }
     Ok(())
 }
@@ -417,6 +706,18 @@ mod tests {
     }
 
     fn check(s: ConvShape, with_bias: bool, threads: usize) {
+        check_as::<f64>(s, with_bias, threads, |v| v);
+        check_as::<f32>(s, with_bias, threads, |v| v as f32);
+    }
+
+    /// One case in element type `T` on integer-valued data (exact in f32 too), through the
+    /// packed path (when the CPU has a kernel) and the im2col-then-pack path.
+    fn check_as<T: ConvFloat + Into<f64>>(
+        s: ConvShape,
+        with_bias: bool,
+        threads: usize,
+        from: fn(f64) -> T,
+    ) {
         let g = s.win;
         let xs: Vec<f64> = (0..s.n * s.c * g.h * g.w)
             .map(|i| ((i * 7919) % 23) as f64 - 11.0)
@@ -425,22 +726,31 @@ mod tests {
             .map(|i| ((i * 104729) % 13) as f64 - 6.0)
             .collect();
         let bs: Vec<f64> = (0..s.o).map(|i| i as f64 * 0.5).collect();
-        let x = Tensor::from_vec(
-            xs.clone(),
-            &[s.n as i64, s.c as i64, g.h as i64, g.w as i64],
-        )
-        .unwrap();
-        let w = Tensor::from_vec(ws.clone(), &[ws.len() as i64]).unwrap();
-        let b = Tensor::from_vec(bs.clone(), &[s.o as i64]).unwrap();
-        // NaN-filled: every element must be written (the real output is uninitialized).
-        let out = Tensor::from_vec(
-            vec![f64::NAN; s.n * s.o * g.oh * g.ow],
-            &[s.n as i64, s.o as i64, g.oh as i64, g.ow as i64],
-        )
-        .unwrap();
-        conv2d_tiled::<f64>(&x, &w, with_bias.then_some(&b), s, &out, threads).unwrap();
+        let conv = |v: &[f64]| v.iter().map(|&x| from(x)).collect::<Vec<T>>();
+        let x =
+            Tensor::from_vec(conv(&xs), &[s.n as i64, s.c as i64, g.h as i64, g.w as i64]).unwrap();
+        let w = Tensor::from_vec(conv(&ws), &[ws.len() as i64]).unwrap();
+        let b = Tensor::from_vec(conv(&bs), &[s.o as i64]).unwrap();
         let want = reference(&xs, &ws, with_bias.then_some(&bs[..]), &s);
-        assert_eq!(out.to_vec::<f64>(), want, "{s:?} bias={with_bias}");
+        for unpacked in [false, true] {
+            // NaN-filled: every element must be written (the real output is uninitialized).
+            let out = Tensor::from_vec(
+                vec![from(f64::NAN); s.n * s.o * g.oh * g.ow],
+                &[s.n as i64, s.o as i64, g.oh as i64, g.ow as i64],
+            )
+            .unwrap();
+            FORCE_UNPACKED.with(|c| c.set(unpacked));
+            let r = conv2d_tiled::<T>(&x, &w, with_bias.then_some(&b), s, &out, threads);
+            FORCE_UNPACKED.with(|c| c.set(false));
+            r.unwrap();
+            let got: Vec<f64> = out.to_vec::<T>().into_iter().map(Into::into).collect();
+            assert_eq!(
+                got,
+                want,
+                "{s:?} bias={with_bias} {:?} unpacked={unpacked}",
+                T::DTYPE
+            );
+        }
     }
 
     #[test]
@@ -457,6 +767,10 @@ mod tests {
             // Dilated taps that land entirely in the padding (DeepLab's ASPP on small maps).
             (6, 5, 3, 1, 6, 6),
             (4, 3, 3, 1, 12, 12),
+            // Output rows narrower and wider than a micro-panel, stride 2 with padding.
+            (3, 70, 3, 1, 1, 1),
+            (21, 53, 3, 2, 1, 1),
+            (11, 100, 3, 2, 3, 2),
         ] {
             for (c, o, groups) in [(3, 4, 1), (4, 6, 2)] {
                 for threads in [1, 2] {
@@ -475,6 +789,27 @@ mod tests {
     }
 
     #[test]
+    fn padding_only_on_the_far_side_reads_zeros() {
+        // `padding='same'` with an even kernel: one more output row and column than the
+        // symmetric padding (here none) gives, whose taps read past the input.
+        for (h, w, k) in [(5, 7, 2), (6, 60, 4)] {
+            let mut win = window(h, w, k, 1, (k - 2) / 2, 1);
+            win.oh += 1;
+            win.ow += 1;
+            for threads in [1, 2] {
+                let s = ConvShape {
+                    n: 2,
+                    c: 3,
+                    o: 4,
+                    groups: 1,
+                    win,
+                };
+                check(s, true, threads);
+            }
+        }
+    }
+
+    #[test]
     fn wide_planes_are_split_into_tiles() {
         // 600 channels x 9 taps x 8 bytes leaves fewer columns per tile than the 30 x 30 plane.
         let s = ConvShape {
@@ -486,5 +821,6 @@ mod tests {
         };
         const { assert!(TILE_BYTES / (600 * 9 * 8) < 900) };
         check(s, true, 1);
+        check(s, false, 2);
     }
 }

@@ -44,59 +44,71 @@ pub(crate) fn map1<A: Elem, O: Elem>(it: &ElementwiseIter<2>, f: impl Fn(A) -> O
 pub(crate) trait SelfFloat: Elem<Op = Self> + FloatMath {}
 impl<T: Elem<Op = T> + FloatMath> SelfFloat for T {}
 
-/// `o[i] = u(a[i])` over one contiguous run.
+/// `o[i] = u(a[i])` over one run of the plan: contiguous runs (in place or into a disjoint
+/// output) as slice loops the compiler vectorizes, anything else element by element.
+///
+/// # Safety
+/// `p`/`s` must address `n` elements of `T` (output, input) at those byte strides, and no other
+/// thread may touch the output run during the call.
 #[inline(always)]
-fn float_map_run<T: SelfFloat, U: FloatFn>(a: &[T], o: &mut [T], u: &U) {
-    for (o, &a) in o.iter_mut().zip(a) {
-        *o = u.apply(a);
+unsafe fn float_map_run<T: SelfFloat, U: FloatFn>(
+    p: &[*mut u8; 2],
+    s: &[isize; 2],
+    n: usize,
+    u: &U,
+) {
+    let sz = std::mem::size_of::<T>() as isize;
+    if s[0] == sz && s[1] == sz {
+        let (o, a) = (p[0] as *mut T, p[1] as *const T);
+        if std::ptr::eq(o, a) {
+            // SAFETY: the run holds `n` contiguous elements of `T` (output and input), which
+            // nothing else touches during the call.
+            let v = unsafe { std::slice::from_raw_parts_mut(o, n) };
+            for x in v.iter_mut() {
+                *x = u.apply(*x);
+            }
+            return;
+        }
+        let (olo, alo, bytes) = (o as usize, a as usize, n * sz as usize);
+        if olo + bytes <= alo || alo + bytes <= olo {
+            // SAFETY: two disjoint runs of `n` contiguous elements of `T`; the output run is
+            // written by this call only.
+            let (a, o) = unsafe {
+                (
+                    std::slice::from_raw_parts(a, n),
+                    std::slice::from_raw_parts_mut(o, n),
+                )
+            };
+            for (o, &a) in o.iter_mut().zip(a) {
+                *o = u.apply(a);
+            }
+            return;
+        }
     }
-}
-
-/// `v[i] = u(v[i])` over one contiguous run (in-place operators).
-#[inline(always)]
-fn float_map_inplace<T: SelfFloat, U: FloatFn>(v: &mut [T], u: &U) {
-    for x in v.iter_mut() {
-        *x = u.apply(*x);
-    }
+    // SAFETY: the operands hold `T` (output and input) at these strides (caller contract).
+    unsafe { kernels::unary::<T, T>(p, s, n, &|a: T| u.apply(a)) }
 }
 
 simd_dispatch!(
-    fn float_map_simd<T: SelfFloat, U: FloatFn>(a: &[T], o: &mut [T], u: &U) = float_map_run;
-);
-simd_dispatch!(
-    fn float_map_inplace_simd<T: SelfFloat, U: FloatFn>(v: &mut [T], u: &U) = float_map_inplace;
+    unsafe fn float_map_simd<T: SelfFloat, U: FloatFn>(
+        p: &[*mut u8; 2],
+        s: &[isize; 2],
+        n: usize,
+        u: &U,
+    ) = float_map_run;
 );
 
 /// Runs a floating function over an iteration whose operands are both of type `T`.
-/// Contiguous runs call [`FloatFn::apply`] directly in a loop compiled for the widest vector
-/// ISA: through the generic closure-taking loops the function (a polynomial `exp`, `tanh`,
-/// `erf`, ... once inlined) was too large to be inlined, so it ran out of line per element.
+/// Every run goes through a loop compiled for the widest vector ISA that calls
+/// [`FloatFn::apply`] directly: through the generic closure-taking loops the function (a
+/// polynomial `exp`, `tanh`, `erf`, ... once inlined) was too large to be inlined, so it ran out
+/// of line per element; and the polynomials use fused multiply-adds, which the baseline
+/// x86-64 target can only call out of line (strided runs are dispatched for that reason).
 fn map_float<T: SelfFloat, U: FloatFn>(it: &ElementwiseIter<2>, u: &U) {
-    let sz = std::mem::size_of::<T>();
     it.plan.run(|p, s, n| {
-        if n >= 16 && s[0] == sz as isize && s[1] == sz as isize {
-            let (o, a) = (p[0] as *mut T, p[1] as *const T);
-            if std::ptr::eq(o, a) {
-                // SAFETY: the plan's run holds `n` contiguous elements of `T` (the output and,
-                // in place, the input too), which nothing else touches during the call.
-                let v = unsafe { std::slice::from_raw_parts_mut(o, n) };
-                return float_map_inplace_simd(v, u);
-            }
-            let (olo, alo) = (o as usize, a as usize);
-            if olo + n * sz <= alo || alo + n * sz <= olo {
-                // SAFETY: two disjoint runs of `n` contiguous elements of `T`; the output run is
-                // written by this call only.
-                let (a, o) = unsafe {
-                    (
-                        std::slice::from_raw_parts(a, n),
-                        std::slice::from_raw_parts_mut(o, n),
-                    )
-                };
-                return float_map_simd(a, o, u);
-            }
-        }
-        // SAFETY: the iterator's operands hold `T` (output and input) at the plan's strides.
-        unsafe { kernels::unary::<T, T>(p, s, n, &|a: T| u.apply(a)) }
+        // SAFETY: the plan's runs hold `n` elements of `T` (output and input) at strides `s`,
+        // and each run's output elements are written by this call only.
+        unsafe { float_map_simd::<T, U>(p, s, n, u) }
     });
 }
 
@@ -994,8 +1006,19 @@ mod tests {
 
     #[test]
     fn vectorized_runs_match_the_per_element_function() {
-        // Lengths around every vector width (the fast path starts at 16), NaN/inf inside the
-        // runs, fresh outputs, in-place updates and a strided (non-contiguous) input.
+        vectorized_runs_match();
+    }
+
+    #[test]
+    fn avx2_runs_match_the_per_element_function() {
+        // The inputs are small enough to run on this thread, where the override applies.
+        crate::cpu::simd::with_avx2_only(vectorized_runs_match);
+    }
+
+    /// Bit-for-bit comparison of the dispatched kernels against the scalar function.
+    fn vectorized_runs_match() {
+        // Lengths around every vector width (4, 8 and 16 lanes), NaN/inf inside the runs,
+        // fresh outputs, in-place updates and a strided (non-contiguous) input.
         let specials = [
             f32::NAN,
             f32::INFINITY,
@@ -1004,12 +1027,17 @@ mod tests {
             1e-30,
             88.0,
             -104.0,
+            0.999_999_94,
+            -1.0,
+            5.656_854,
+            -5.7,
+            f32::from_bits(3),
         ];
         for n in [0usize, 1, 7, 15, 16, 17, 31, 33, 64, 100] {
             let v: Vec<f32> = (0..n)
                 .map(|i| {
-                    if i % 11 == 5 {
-                        specials[(i / 11) % specials.len()]
+                    if i % 7 == 3 {
+                        specials[(i / 7) % specials.len()]
                     } else {
                         (i as f32 * 0.37).sin() * 6.0
                     }
