@@ -117,32 +117,34 @@ fn rrelu_backward(
     }
 }
 
+/// The two halves of `t` along `dim` (GLU's `a` and `b`); the size there must be even.
+fn halves(t: &Tensor, dim: i64) -> Result<(Tensor, Tensor), Error> {
+    let n = t.sizes().get(wrap(dim, t.dim())?).copied().unwrap_or(0);
+    if n % 2 != 0 {
+        return Err(Error::runtime(format!(
+            "Halving dimension must be even, but dimension {dim} is size {n}"
+        )));
+    }
+    let a = o::call1(
+        "aten::narrow",
+        vec![tv(t), IValue::Int(dim), IValue::Int(0), IValue::Int(n / 2)],
+    )?;
+    let b = o::call1(
+        "aten::narrow",
+        vec![
+            tv(t),
+            IValue::Int(dim),
+            IValue::Int(n / 2),
+            IValue::Int(n / 2),
+        ],
+    )?;
+    Ok((a, b))
+}
+
 /// `glu_jvp(glu, x, dx, dim)`: the forward derivative of `glu` along `dx`.
 fn glu_jvp(glu: &Tensor, x: &Tensor, dx: &Tensor, dim: i64) -> Result<Tensor, Error> {
-    let halves = |t: &Tensor| -> Result<(Tensor, Tensor), Error> {
-        let n = t.sizes().get(wrap(dim, t.dim())?).copied().unwrap_or(0);
-        if n % 2 != 0 {
-            return Err(Error::runtime(format!(
-                "Halving dimension must be even, but dimension {dim} is size {n}"
-            )));
-        }
-        let a = o::call1(
-            "aten::narrow",
-            vec![tv(t), IValue::Int(dim), IValue::Int(0), IValue::Int(n / 2)],
-        )?;
-        let b = o::call1(
-            "aten::narrow",
-            vec![
-                tv(t),
-                IValue::Int(dim),
-                IValue::Int(n / 2),
-                IValue::Int(n / 2),
-            ],
-        )?;
-        Ok((a, b))
-    };
-    let (_, b) = halves(x)?;
-    let (da, db) = halves(dx)?;
+    let (_, b) = halves(x, dim)?;
+    let (da, db) = halves(dx, dim)?;
     let sb = o::sigmoid(&b)?;
     let t1 = o::mul(&da, &sb)?;
     let t2 = o::mul(&o::mul(glu, &o::rsub_s(&sb, 1.0)?)?, &db)?;
@@ -159,25 +161,8 @@ fn glu_backward_jvp(
     dx: &Tensor,
     dim: i64,
 ) -> Result<Tensor, Error> {
-    let halves = |t: &Tensor| -> Result<(Tensor, Tensor), Error> {
-        let n = t.sizes().get(wrap(dim, t.dim())?).copied().unwrap_or(0);
-        let a = o::call1(
-            "aten::narrow",
-            vec![tv(t), IValue::Int(dim), IValue::Int(0), IValue::Int(n / 2)],
-        )?;
-        let b = o::call1(
-            "aten::narrow",
-            vec![
-                tv(t),
-                IValue::Int(dim),
-                IValue::Int(n / 2),
-                IValue::Int(n / 2),
-            ],
-        )?;
-        Ok((a, b))
-    };
-    let (a, b) = halves(x)?;
-    let (da, db) = halves(dx)?;
+    let (a, b) = halves(x, dim)?;
+    let (da, db) = halves(dx, dim)?;
     let s = o::sigmoid(&b)?;
     let ds = o::mul(&s, &o::rsub_s(&s, 1.0)?)?;
     let first = o::add(&o::mul(dgg, &s)?, &o::mul(&o::mul(gg, &ds)?, &db)?)?;
