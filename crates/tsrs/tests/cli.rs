@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 fn tsrs(args: &[&str]) -> (i32, String, String) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = Command::new(env!("CARGO_BIN_EXE_tsrs"))
@@ -31,8 +34,7 @@ fn runs_the_example_program() {
 
 #[test]
 fn runs_with_saved_inputs_and_writes_the_output() {
-    let dir = std::env::temp_dir().join(format!("tsrs-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli");
     let inputs = dir.join("in.pt");
     let output = dir.join("out.pt");
     ts_serialize::save_torch_save(
@@ -69,7 +71,6 @@ fn runs_with_saved_inputs_and_writes_the_output() {
     ]);
     assert_ne!(rc, 0);
     assert!(err.contains("argument 'n'"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -144,7 +145,8 @@ fn graph_code_prints_the_interpreter_instructions() {
 
 #[test]
 fn saves_a_program_function_as_a_module() {
-    let out = std::env::temp_dir().join(format!("tsrs-save-{}.pt", std::process::id()));
+    let dir = Scratch::new("save");
+    let out = dir.join("saved.pt");
     let (rc, _, err) = tsrs(&[
         "save",
         "examples/hello.py",
@@ -195,8 +197,7 @@ fn bench_prints_one_json_object() {
 
 #[test]
 fn numpy_and_random_inputs_and_npy_output() {
-    let dir = std::env::temp_dir().join(format!("tsrs-cli-npy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("cli-npy");
     let program = dir.join("prog.py");
     std::fs::write(
         &program,
@@ -243,13 +244,11 @@ fn numpy_and_random_inputs_and_npy_output() {
     let (rc, _, err) = tsrs(&["run", "examples/hello.py", "--entry", "main", "--output", o]);
     assert_ne!(rc, 0);
     assert!(err.contains("tensors only"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Writes `values` as a saved inputs tuple in a fresh temporary folder.
-fn saved_inputs(tag: &str, values: Vec<ts_core::IValue>) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("tsrs-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn saved_inputs(tag: &str, values: Vec<ts_core::IValue>) -> (Scratch, PathBuf) {
+    let dir = Scratch::new(&format!("cli-{tag}"));
     let inputs = dir.join("in.pt");
     ts_serialize::save_torch_save(&ts_core::IValue::tuple(values), &inputs).unwrap();
     (dir, inputs)
@@ -276,7 +275,7 @@ fn operators_without_kernels_fail_only_when_run() {
         ),
     ] {
         for take in [false, true] {
-            let (_, inputs) = saved_inputs(
+            let (_dir, inputs) = saved_inputs(
                 &format!("untaken-{take}"),
                 vec![x.clone(), ts_core::IValue::Bool(take)],
             );

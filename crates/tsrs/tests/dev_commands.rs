@@ -2,6 +2,9 @@
 
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 fn tsrs(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tsrs"))
         .args(args)
@@ -9,17 +12,10 @@ fn tsrs(args: &[&str]) -> std::process::Output {
         .expect("run tsrs")
 }
 
-fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tsrs-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 #[test]
 fn ir_round_trips_and_reports_errors() {
-    let good = temp_file(
+    let dir = Scratch::new("dev");
+    let good = dir.write(
         "good.ir",
         "graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x)\n  return (%y)\n",
     );
@@ -30,7 +26,7 @@ fn ir_round_trips_and_reports_errors() {
         "graph(%x : Tensor):\n  %y : Tensor = aten::neg(%x)\n  return (%y)\n"
     );
 
-    let bad = temp_file(
+    let bad = dir.write(
         "bad.ir",
         "graph(%x : Tensor):\n  %y : Tensor = aten::neg(%q)\n  return (%y)\n",
     );
@@ -44,7 +40,8 @@ fn ir_round_trips_and_reports_errors() {
 
 #[test]
 fn schema_round_trips_and_reports_errors() {
-    let good = temp_file(
+    let dir = Scratch::new("dev");
+    let good = dir.write(
         "good.txt",
         "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n",
     );
@@ -54,7 +51,7 @@ fn schema_round_trips_and_reports_errors() {
         String::from_utf8_lossy(&out.stdout),
         "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n"
     );
-    let bad = temp_file(
+    let bad = dir.write(
         "bad.txt",
         "aten::ok() -> int\naten::add(Tensor self -> Tensor\n",
     );
@@ -75,6 +72,7 @@ fn bad_arguments_fail_cleanly() {
 
 #[test]
 fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
+    let dir = Scratch::new("dev");
     // Found by fuzzing: every parser recursed once per nesting level with no limit.
     let n = 20_000;
     let check = |out: std::process::Output, what: &str| {
@@ -90,7 +88,7 @@ fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
             "{what}"
         );
     };
-    let schema = temp_file(
+    let schema = dir.write(
         "deep.schema",
         &format!(
             "aten::f({}int{} a) -> int\n",
@@ -99,7 +97,7 @@ fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
         ),
     );
     check(tsrs(&["schema", schema.to_str().unwrap()]), "schema types");
-    let ir = temp_file(
+    let ir = dir.write(
         "deep.ir",
         &format!(
             "graph(%x : {}int{}):\n  return (%x)\n",
@@ -108,7 +106,7 @@ fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
         ),
     );
     check(tsrs(&["ir", ir.to_str().unwrap()]), "IR types");
-    let ir = temp_file(
+    let ir = dir.write(
         "deep_attr.ir",
         &format!(
             "graph():\n  %x : int[] = prim::Constant[value={}1{}]()\n  return (%x)\n",
@@ -132,7 +130,7 @@ fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
             ),
         ),
     ] {
-        let p = temp_file(
+        let p = dir.write(
             &format!("deep_{name}.py"),
             &format!("def f(x: int):\n    {body}\n"),
         );
@@ -145,7 +143,7 @@ fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
     }
     blocks.push_str(&" ".repeat(4 * 501));
     blocks.push_str("return x\n    return x\n");
-    let p = temp_file("deep_blocks.py", &blocks);
+    let p = dir.write("deep_blocks.py", &blocks);
     check(
         tsrs(&["graph", p.to_str().unwrap(), "--entry", "f"]),
         "blocks",

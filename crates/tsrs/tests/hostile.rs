@@ -7,6 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 use flate2::{Compress, Compression, FlushCompress};
 
 /// The acceptance bound on peak memory for any hostile input (the aim is 200 MB).
@@ -18,9 +21,7 @@ fn tsrs() -> &'static str {
     env!("CARGO_BIN_EXE_tsrs")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tsrs-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn scratch(dir: &Scratch, name: &str) -> PathBuf {
     dir.join(name)
 }
 
@@ -239,13 +240,14 @@ fn write(path: &Path, text: &str) {
 
 #[test]
 fn zip_bombs_are_refused_without_inflating() {
+    let dir = Scratch::new("hostile");
     // A legitimate inputs file (one float tensor of 4 elements) and model, from tsrs itself.
-    let gen = scratch("gen.py");
+    let gen = scratch(&dir, "gen.py");
     write(
         &gen,
         "def f():\n    return (torch.ones(4),)\n\ndef g(x: Tensor):\n    return x + 1\n",
     );
-    let inputs = scratch("inputs.pt");
+    let inputs = scratch(&dir, "inputs.pt");
     let o = run_tsrs(&[
         "run",
         gen.to_str().unwrap(),
@@ -255,7 +257,7 @@ fn zip_bombs_are_refused_without_inflating() {
         inputs.to_str().unwrap(),
     ]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let model = scratch("model.pt");
+    let model = scratch(&dir, "model.pt");
     let o = run_tsrs(&[
         "save",
         gen.to_str().unwrap(),
@@ -281,7 +283,7 @@ fn zip_bombs_are_refused_without_inflating() {
 
     let input_records = records_of(&inputs);
     let model_records = records_of(&model);
-    let bomb_path = scratch("bomb.pt");
+    let bomb_path = scratch(&dir, "bomb.pt");
     let cases: Vec<(&str, Vec<Entry>, &str, &str)> = vec![
         (
             "storage record inflating to 3 GiB (honest header)",
@@ -359,6 +361,7 @@ fn chain_program(head: &str, term: &str, terms: usize) -> String {
 
 #[test]
 fn long_chains_and_deep_nesting_end_cleanly() {
+    let dir = Scratch::new("hostile");
     const N: usize = 100_000;
     let mut elifs = String::from("def f(x: int) -> int:\n    if x == 0:\n        return 0\n");
     for i in 1..N {
@@ -420,7 +423,7 @@ fn long_chains_and_deep_nesting_end_cleanly() {
         ("nested parentheses", parens, Err("nested too deeply")),
         ("nested lists", lists, Err("nested too deeply")),
     ];
-    let prog = scratch("chain.py");
+    let prog = scratch(&dir, "chain.py");
     for (what, text, expect) in cases {
         write(&prog, &text);
         // The `def f(x: int)` programs are refused while parsing, before any input is needed.
@@ -438,7 +441,8 @@ fn long_chains_and_deep_nesting_end_cleanly() {
 
 #[test]
 fn malformed_builtin_calls_are_errors() {
-    let prog = scratch("builtins.py");
+    let dir = Scratch::new("hostile");
+    let prog = scratch(&dir, "builtins.py");
     for (call, needle) in [
         ("hasattr(x)", "hasattr expects 2 arguments"),
         ("hasattr(x, 'a', 'b')", "hasattr expects 2 arguments"),

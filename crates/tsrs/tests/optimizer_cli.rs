@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::Scratch;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -30,10 +33,8 @@ fn tsrs(args: &[&str]) -> (i32, String, String) {
     tsrs_env(args, &[])
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tsrs-opt-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> Scratch {
+    Scratch::new(&format!("opt-{tag}"))
 }
 
 fn save_inputs(dir: &Path, v: ts_core::IValue) -> PathBuf {
