@@ -39,7 +39,39 @@ fn root(num: usize, den: usize) -> C {
     C::new(a.cos(), a.sin())
 }
 
+/// How many plans each thread keeps (most programs transform one or two lengths).
+const CACHED_PLANS: usize = 8;
+/// Longer plans are rebuilt per call rather than kept (their tables are megabytes).
+const CACHED_MAX_LEN: usize = 1 << 16;
+
+thread_local! {
+    /// Recently used plans of this thread, most recent last.
+    static PLANS: std::cell::RefCell<Vec<std::rc::Rc<FftPlan>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl FftPlan {
+    /// The plan for length `n`, reused from this thread's cache: building one costs a sine and
+    /// cosine per twiddle, as much as the transform of a short frame.
+    pub(crate) fn cached(n: usize) -> std::rc::Rc<FftPlan> {
+        if n > CACHED_MAX_LEN {
+            return std::rc::Rc::new(FftPlan::new(n));
+        }
+        PLANS.with(|plans| {
+            let mut plans = plans.borrow_mut();
+            if let Some(i) = plans.iter().position(|p| p.n == n) {
+                let plan = plans.remove(i);
+                plans.push(plan.clone());
+                return plan;
+            }
+            let plan = std::rc::Rc::new(FftPlan::new(n));
+            if plans.len() == CACHED_PLANS {
+                plans.remove(0);
+            }
+            plans.push(plan.clone());
+            plan
+        })
+    }
+
     /// A plan for length `n` (≥ 1).
     pub(crate) fn new(n: usize) -> FftPlan {
         let kind = if n.is_power_of_two() {
@@ -140,17 +172,33 @@ fn radix2(buf: &mut [C], tw: &[C]) {
             buf.swap(i, j);
         }
     }
-    let mut len = 2;
+    // The first two stages have the twiddles 1 and -i: no multiplies.
+    for pair in buf.chunks_exact_mut(2) {
+        let (u, v) = (pair[0], pair[1]);
+        pair[0] = u + v;
+        pair[1] = u - v;
+    }
+    if n >= 4 {
+        for quad in buf.chunks_exact_mut(4) {
+            let (u0, u1) = (quad[0], quad[1]);
+            let (v0, v1) = (quad[2], C::new(quad[3].im, -quad[3].re));
+            quad[0] = u0 + v0;
+            quad[2] = u0 - v0;
+            quad[1] = u1 + v1;
+            quad[3] = u1 - v1;
+        }
+    }
+    let mut len = 8;
     while len <= n {
         let half = len / 2;
         let step = n / len;
-        for start in (0..n).step_by(len) {
-            for j in 0..half {
-                let w = tw[j * step];
-                let u = buf[start + j];
-                let v = buf[start + j + half] * w;
-                buf[start + j] = u + v;
-                buf[start + j + half] = u - v;
+        for block in buf.chunks_exact_mut(len) {
+            let (lo, hi) = block.split_at_mut(half);
+            for (j, (u, v)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let t = *v * tw[j * step];
+                let a = *u;
+                *u = a + t;
+                *v = a - t;
             }
         }
         len *= 2;
@@ -210,5 +258,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn cached_plans_are_reused_and_evicted() {
+        let a = FftPlan::cached(16);
+        assert!(std::rc::Rc::ptr_eq(&a, &FftPlan::cached(16)));
+        for n in 1..=CACHED_PLANS + 1 {
+            let plan = FftPlan::cached(100 + n);
+            assert_eq!(plan.n, 100 + n);
+        }
+        // 16 was least recently used and is gone; a rebuilt plan transforms the same.
+        let b = FftPlan::cached(16);
+        assert!(!std::rc::Rc::ptr_eq(&a, &b));
+        let x = input(16);
+        let (mut fa, mut fb) = (x.clone(), x);
+        a.forward(&mut fa);
+        b.forward(&mut fb);
+        assert_eq!(fa, fb);
+        assert!(!std::rc::Rc::ptr_eq(
+            &FftPlan::cached(CACHED_MAX_LEN * 2),
+            &FftPlan::cached(CACHED_MAX_LEN * 2)
+        ));
     }
 }

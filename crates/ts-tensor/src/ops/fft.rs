@@ -53,7 +53,7 @@ fn transform_dim(data: &mut [C], shape: &[usize], dim: usize, forward: bool) {
     }
     let inner: usize = shape[dim + 1..].iter().product();
     let outer: usize = shape[..dim].iter().product();
-    let plan = FftPlan::new(n);
+    let plan = FftPlan::cached(n);
     let mut line = vec![C::new(0.0, 0.0); n];
     for o in 0..outer {
         for i in 0..inner {

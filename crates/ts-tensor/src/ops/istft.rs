@@ -111,7 +111,7 @@ impl Tensor {
         let (nf, nt) = (fft_size as usize, n_frames as usize);
         let total = n + hop as usize * (nt - 1);
         let data = x.to_vec::<C>();
-        let plan = FftPlan::new(n);
+        let plan = FftPlan::cached(n);
         let mut buf = vec![C::new(0.0, 0.0); n];
         let mut y = vec![C::new(0.0, 0.0); batch as usize * total];
         let mut env = vec![C::new(0.0, 0.0); total];

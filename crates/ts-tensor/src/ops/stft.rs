@@ -33,6 +33,45 @@ fn pad_index(i: i64, len: i64, mode: &str) -> Option<i64> {
     }
 }
 
+/// Cuts windowed frames out of the (padded) signal rows; frame `i` is row `i / nt`, time `i % nt`.
+struct Framer<'a> {
+    data: &'a [C],
+    len: i64,
+    hop: i64,
+    pad: i64,
+    pad_mode: &'a str,
+    win: &'a [C],
+    nt: usize,
+}
+
+impl Framer<'_> {
+    /// Writes frame `frame` times the window into `buf` (`n_fft` samples).
+    fn fill(&self, frame: usize, buf: &mut [C]) {
+        let (b, t) = (frame / self.nt, (frame % self.nt) as i64);
+        let row = &self.data[b * self.len as usize..(b + 1) * self.len as usize];
+        let first = t * self.hop - self.pad;
+        let n = buf.len() as i64;
+        if first >= 0 && first + n <= self.len {
+            let src = &row[first as usize..(first + n) as usize];
+            for ((v, &s), &w) in buf.iter_mut().zip(src).zip(self.win) {
+                *v = s * w;
+            }
+            return;
+        }
+        for (k, v) in buf.iter_mut().enumerate() {
+            let s = pad_index(first + k as i64, self.len, self.pad_mode)
+                .map_or(C::new(0.0, 0.0), |i| row[i as usize]);
+            *v = s * self.win[k];
+        }
+    }
+
+    /// Where frequency `f` of frame `frame` goes in the `[batch, nf, nt]` output.
+    fn out_index(&self, frame: usize, f: usize, nf: usize) -> usize {
+        let (b, t) = (frame / self.nt, frame % self.nt);
+        (b * nf + f) * self.nt + t
+    }
+}
+
 impl Tensor {
     /// `stft`: returns `[batch?, freqs, frames]` complex (or `[..., 2]` real with
     /// `return_complex=False`).
@@ -137,7 +176,7 @@ impl Tensor {
         let frames = 1 + (padded_len - n_fft) / hop;
         let freqs = if onesided { n_fft / 2 + 1 } else { n_fft };
         let data = x.to_vec::<C>();
-        let plan = FftPlan::new(n_fft as usize);
+        let plan = FftPlan::cached(n_fft as usize);
         let scale = if o.normalized {
             1.0 / (n_fft as f64).sqrt()
         } else {
@@ -145,19 +184,50 @@ impl Tensor {
         };
         let (nf, nt) = (freqs as usize, frames as usize);
         let mut out = vec![C::new(0.0, 0.0); batch as usize * nf * nt];
+        let framer = Framer {
+            data: &data,
+            len,
+            hop,
+            pad,
+            pad_mode: o.pad_mode,
+            win: &win,
+            nt,
+        };
         let mut buf = vec![C::new(0.0, 0.0); n_fft as usize];
-        for b in 0..batch as usize {
-            let row = &data[b * len as usize..(b + 1) * len as usize];
-            for t in 0..nt {
-                for (k, v) in buf.iter_mut().enumerate() {
-                    let pos = t as i64 * hop + k as i64 - pad;
-                    let s = pad_index(pos, len, o.pad_mode)
-                        .map_or(C::new(0.0, 0.0), |i| row[i as usize]);
-                    *v = s * win[k];
+        let total = batch as usize * nt;
+        if !dt.is_complex() && !window_complex {
+            // Real frames two at a time: one complex transform of `a + i·b` gives both spectra
+            // through the symmetry `A[f] = (Z[f] + conj Z[n-f]) / 2`, `B[f] = (Z[f] - conj Z[n-f]) / 2i`.
+            let n = n_fft as usize;
+            let mut second = vec![C::new(0.0, 0.0); n];
+            for first in (0..total).step_by(2) {
+                framer.fill(first, &mut buf);
+                if first + 1 < total {
+                    framer.fill(first + 1, &mut second);
+                } else {
+                    second.fill(C::new(0.0, 0.0));
+                }
+                for (z, b) in buf.iter_mut().zip(&second) {
+                    z.im = b.re;
                 }
                 plan.forward(&mut buf);
                 for f in 0..nf {
-                    out[(b * nf + f) * nt + t] = buf[f].scale(scale);
+                    let z = buf[f];
+                    let w = buf[(n - f) % n].conj();
+                    let half = 0.5 * scale;
+                    out[framer.out_index(first, f, nf)] = (z + w).scale(half);
+                    if first + 1 < total {
+                        let d = z - w;
+                        out[framer.out_index(first + 1, f, nf)] = C::new(d.im, -d.re).scale(half);
+                    }
+                }
+            }
+        } else {
+            for frame in 0..total {
+                framer.fill(frame, &mut buf);
+                plan.forward(&mut buf);
+                for (f, v) in buf.iter().take(nf).enumerate() {
+                    out[framer.out_index(frame, f, nf)] = v.scale(scale);
                 }
             }
         }
@@ -212,5 +282,49 @@ mod tests {
             ..o2
         };
         assert!(x.stft(&o3).is_err());
+    }
+
+    #[test]
+    fn paired_real_frames_match_the_complex_transform() {
+        // Real input takes the two-frames-per-transform path; the same signal as complex input
+        // takes the one-frame path. Odd frame counts, batches, padding modes, windows and
+        // non-power-of-two lengths must agree.
+        let signal: Vec<f64> = (0..2 * 37)
+            .map(|i| ((i * 7919) % 113) as f64 / 17.0 - 3.0)
+            .collect();
+        let real = Tensor::from_vec(signal.clone(), &[2, 37]).unwrap();
+        let complex = real.to_dtype(DType::Complex128, false).unwrap();
+        let window = Tensor::from_vec(
+            (0..9).map(|i| 1.0 + i as f64 / 9.0).collect::<Vec<_>>(),
+            &[9],
+        )
+        .unwrap();
+        for (n_fft, hop, center, mode, win) in [
+            (8, 3, false, "reflect", None),
+            (16, 4, true, "reflect", None),
+            (12, 5, true, "constant", Some(&window)),
+            (10, 1, true, "replicate", Some(&window)),
+        ] {
+            let o = StftOptions {
+                n_fft,
+                hop_length: Some(hop),
+                win_length: win.map(|w: &Tensor| w.sizes()[0]),
+                window: win,
+                center,
+                pad_mode: mode,
+                normalized: true,
+                onesided: Some(false),
+                return_complex: Some(true),
+            };
+            let a = real.stft(&o).unwrap();
+            let b = complex.stft(&o).unwrap();
+            assert_eq!(a.sizes(), b.sizes());
+            for (x, y) in a.to_vec::<C>().iter().zip(b.to_vec::<C>()) {
+                assert!(
+                    (x.re - y.re).abs() < 1e-12 && (x.im - y.im).abs() < 1e-12,
+                    "{n_fft}: {x:?} {y:?}"
+                );
+            }
+        }
     }
 }
