@@ -108,13 +108,19 @@ impl Registry {
     /// Registers `schema` (a full schema string) with an operation.
     pub fn register(&self, schema: &str, op: Operation) -> Result<Arc<Operator>, Error> {
         let s = FunctionSchema::parse(schema).map_err(|e| bad_schema(schema, e))?;
+        Ok(self.register_schema(s, op))
+    }
+
+    /// Registers an already parsed schema with an operation (registration paths that parsed
+    /// the schema to inspect it do not parse it twice).
+    pub fn register_schema(&self, s: FunctionSchema, op: Operation) -> Arc<Operator> {
         // Autograd records here, where every operator is registered (see `autograd::record`).
         let op = crate::autograd::record::wrap(&s, op);
-        Ok(self.insert(Operator {
+        self.insert(Operator {
             symbol: Symbol::new(&s.name),
             schema: Arc::new(s),
             kind: OperatorKind::Op(op),
-        }))
+        })
     }
 
     /// Registers a node-dependent operator.

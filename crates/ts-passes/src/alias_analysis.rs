@@ -106,6 +106,103 @@ impl AliasDb {
         db
     }
 
+    /// True when the analysis might record a write for node `n` itself (not its blocks): a
+    /// superset of the nodes `analyze_node` registers writes for, decided without building
+    /// the database. A graph none of whose nodes may write needs no alias analysis to tell
+    /// which nodes write (dead code elimination asks only that).
+    pub fn node_may_write(g: &Graph, n: NodeId) -> bool {
+        let node = g.node(n);
+        let k = node.kind();
+        if k == prim::If || k == prim::Loop || k == prim::GradOf || k == prim::fork {
+            return false;
+        }
+        if node.g(ts_core::attr::Subgraph).is_some() {
+            return false;
+        }
+        if k == aten::wait || k == prim::SetAttr {
+            return true;
+        }
+        if k == aten::batch_norm || k == aten::instance_norm {
+            let flag = if k == aten::batch_norm {
+                "training"
+            } else {
+                "use_input_stats"
+            };
+            return !matches!(
+                crate::node_schema::constant_input(g, n, flag),
+                Some(IValue::Bool(false))
+            );
+        }
+        if k == prim::CallFunction || k == prim::CallMethod || k == prim::Enter || k == prim::Exit {
+            return true;
+        }
+        let no_writes = [
+            prim::Constant,
+            prim::Uninitialized,
+            prim::AutogradZero,
+            prim::AutogradAdd,
+            prim::FusedConcat,
+            prim::MMTreeReduce,
+            prim::MMBatchSide,
+            prim::BroadcastSizes,
+            prim::ChunkSizes,
+            prim::Closure,
+            prim::CreateObject,
+            prim::tolist,
+            prim::TensorExprGroup,
+            prim::StaticSubgraph,
+            prim::TupleConstruct,
+            prim::ListConstruct,
+            prim::DictConstruct,
+            prim::TupleUnpack,
+            prim::TupleIndex,
+            prim::TupleSlice,
+            prim::ListUnpack,
+            prim::PythonOp,
+            prim::GetAttr,
+            prim::unchecked_cast,
+            prim::ConstantChunk,
+            prim::BroadcastingChunk,
+            prim::profile,
+            prim::profile_ivalue,
+            prim::Guard,
+            prim::TypeCheck,
+            prim::RequiresGradCheck,
+            prim::BailOut,
+            prim::Print,
+            prim::isinstance,
+            prim::RaiseException,
+            prim::IfThenElse,
+        ];
+        if no_writes.contains(&k) {
+            return false;
+        }
+        fn writes(a: &AliasInfo) -> bool {
+            a.is_write || a.contained.iter().any(writes)
+        }
+        match node_schema(g, n) {
+            Some(schema) => schema
+                .arguments
+                .iter()
+                .chain(&schema.returns)
+                .any(|a| a.alias_info.as_ref().is_some_and(writes)),
+            // Analyzed conservatively: every mutable input is written.
+            None => true,
+        }
+    }
+
+    /// True when some node of block `b` or its nested blocks may write (see
+    /// [`AliasDb::node_may_write`]).
+    pub fn block_may_write(g: &Graph, b: BlockId) -> bool {
+        g.block_nodes(b).into_iter().any(|n| {
+            AliasDb::node_may_write(g, n)
+                || g.node(n)
+                    .blocks()
+                    .iter()
+                    .any(|&sb| AliasDb::block_may_write(g, sb))
+        })
+    }
+
     // -------------------------------------------------------------------------------------
     // Types
 
@@ -124,7 +221,7 @@ impl AliasDb {
 
     fn new_element(&mut self, g: &Graph, value: Option<ValueId>) -> usize {
         let i = self.elements.len();
-        let type_key = value.and_then(|v| alias_types(g.value(v).ty()).map(|t| alias_key(&t)));
+        let type_key = value.and_then(|v| type_key(g.value(v).ty()));
         self.elements.push(Element {
             values: value.into_iter().collect(),
             type_key,
@@ -169,6 +266,12 @@ impl AliasDb {
     }
 
     fn get_or_create_wildcard(&mut self, g: &Graph, ty: &TypeRef) -> Option<usize> {
+        if matches!(&**ty, Type::Tensor(_)) {
+            // Most values are tensors: their wildcard is found without building the key.
+            if let Some(&w) = self.wildcard_index.get(TENSOR_KEY) {
+                return Some(w);
+            }
+        }
         let types = alias_types(ty)?;
         let key = alias_key(&types);
         if let Some(&w) = self.wildcard_index.get(&key) {
@@ -1360,6 +1463,18 @@ fn single_type(mut ts: Vec<TypeRef>) -> TypeRef {
     }
 }
 
+/// The alias key of every tensor type (`alias_key(&alias_types(Tensor))`).
+const TENSOR_KEY: &str = "Tensor";
+
+/// The alias key of values of type `ty`, if it is an alias type (tensors without the
+/// general path's allocations: alias analysis keys every value it meets).
+fn type_key(ty: &TypeRef) -> Option<String> {
+    if matches!(&**ty, Type::Tensor(_)) {
+        return Some(TENSOR_KEY.to_string());
+    }
+    alias_types(ty).map(|t| alias_key(&t))
+}
+
 fn alias_key(types: &[TypeRef]) -> String {
     let mut keys: Vec<String> = types.iter().map(|t| t.to_string()).collect();
     keys.sort();
@@ -1388,5 +1503,58 @@ fn contained_types(ty: &TypeRef) -> Vec<TypeRef> {
     match &**ty {
         Type::Class(c) => c.attributes().into_iter().map(|a| a.ty).collect(),
         _ => ty.contained_types(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_fast_path_keys_like_the_general_path() {
+        let shaped = Type::tensor_of(ts_tensor::DType::Float32);
+        for ty in [Type::tensor(), shaped] {
+            let general = alias_types(&ty).map(|t| alias_key(&t));
+            assert_eq!(type_key(&ty), general);
+            assert_eq!(general.as_deref(), Some(TENSOR_KEY));
+        }
+        assert_eq!(type_key(&Type::int()), None);
+    }
+
+    /// Every node the database records a write for is one `node_may_write` admits.
+    #[test]
+    fn node_may_write_covers_every_recorded_write() {
+        let g = ts_ir::parse_ir(
+            "graph(%x : Tensor, %l : int[], %rm : Tensor, %t : bool):\n  %one : int = prim::Constant[value=1]()\n  %f : bool = prim::Constant[value=0]()\n  %e : float = prim::Constant[value=0.1]()\n  %a : Tensor = aten::add(%x, %x, %one)\n  %c : int[] = aten::append(%l, %one)\n  %d : Tensor = aten::add_(%x, %x, %one)\n  %b1 : Tensor = aten::batch_norm(%x, %rm, %rm, %rm, %rm, %t, %e, %e, %t)\n  %b2 : Tensor = aten::batch_norm(%x, %rm, %rm, %rm, %rm, %f, %e, %e, %t)\n  %r : Tensor = prim::If(%t)\n    block0():\n      %z : Tensor = aten::mul_(%a, %x)\n      -> (%z)\n    block1():\n      -> (%a)\n  %w : Tensor = aten::relu(%r)\n  return (%w)\n",
+        )
+        .unwrap();
+        let db = AliasDb::new(&g);
+        let mut writers = 0;
+        fn walk(g: &Graph, b: BlockId, f: &mut dyn FnMut(NodeId)) {
+            for n in g.block_nodes(b) {
+                for &sb in g.node(n).blocks() {
+                    walk(g, sb, f);
+                }
+                f(n);
+            }
+        }
+        walk(&g, g.block(), &mut |n| {
+            let k = g.node(n).kind();
+            if k == prim::If {
+                return;
+            }
+            let recorded = !db.get_writes(&g, n).is_empty();
+            if recorded {
+                writers += 1;
+                assert!(AliasDb::node_may_write(&g, n), "{k} writes");
+            }
+            // The batch norm whose `training` is the constant False updates no statistics.
+            let eval_batch_norm = k == aten::batch_norm && g.node(n).input(5) != g.inputs()[3];
+            let pure = [aten::add, aten::relu, prim::Constant].contains(&k) || eval_batch_norm;
+            assert_eq!(AliasDb::node_may_write(&g, n), !pure, "{k}");
+        });
+        // append, add_, the training batch_norm, mul_ in the branch.
+        assert_eq!(writers, 4);
+        assert!(AliasDb::block_may_write(&g, g.block()));
     }
 }

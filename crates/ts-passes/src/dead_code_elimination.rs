@@ -31,6 +31,9 @@ pub fn eliminate_dead_code_in_block(g: &mut Graph, b: BlockId, recurse: bool) ->
 
 struct Eliminator {
     use_alias_db: bool,
+    /// No node of the graph may write (`AliasDb::block_may_write`): alias analysis would find
+    /// no writer, so it is not built.
+    no_writers: bool,
     alias_db: Option<AliasDb>,
     marked: HashSet<NodeId>,
     live: HashSet<ValueId>,
@@ -42,6 +45,7 @@ impl Eliminator {
     fn new(use_alias_db: bool) -> Eliminator {
         Eliminator {
             use_alias_db,
+            no_writers: false,
             alias_db: None,
             marked: HashSet::new(),
             live: HashSet::new(),
@@ -52,6 +56,7 @@ impl Eliminator {
 
     fn run(mut self, g: &mut Graph, b: BlockId, recurse: bool) -> bool {
         self.eliminate_dead_fork_inputs(g, b, recurse);
+        self.no_writers = self.use_alias_db && !AliasDb::block_may_write(g, g.block());
         let ret = g.return_node(b);
         self.mark_node(g, ret);
         self.mark_block(g, b);
@@ -179,7 +184,7 @@ impl Eliminator {
         if g.node(n).outputs().iter().any(|o| self.live.contains(o)) {
             return self.mark_node(g, n);
         }
-        if self.use_alias_db {
+        if self.use_alias_db && !self.no_writers {
             let live: Vec<ValueId> = self.live.iter().copied().collect();
             if self.alias_db(g).writes_to_alias(g, n, &live) {
                 return self.mark_node(g, n);
@@ -211,7 +216,9 @@ impl Eliminator {
     }
 
     fn has_untracked_mutation(&mut self, g: &Graph, n: NodeId) -> bool {
-        if self.use_alias_db {
+        if self.no_writers {
+            false
+        } else if self.use_alias_db {
             self.alias_db(g).writes_to_wildcard(n)
         } else {
             schema_is_mutable(g, n)
@@ -332,6 +339,22 @@ mod tests {
             .unwrap();
         assert!(!g.to_string().contains("aten::add(%x"), "{g}");
         assert!(!eliminate_dead_code(&mut g));
+    }
+
+    #[test]
+    fn graphs_without_writers_skip_alias_analysis_with_the_same_result() {
+        let src = "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %a : Tensor = aten::add(%x, %x, %one)\n  %b : Tensor = aten::mul(%a, %a)\n  %l : Tensor[] = prim::ListConstruct(%a, %x)\n  %c : Tensor = aten::cat(%l, %one)\n  %s : str = prim::Constant[value=\"hi\"]()\n   = prim::Print(%s)\n  return (%a)\n";
+        let mut g = parse_ir(src).unwrap();
+        assert!(!AliasDb::block_may_write(&g, g.block()));
+        assert!(eliminate_dead_code(&mut g));
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check("aten::add")
+            .check_not("aten::mul")
+            .check_not("aten::cat")
+            .check("prim::Print")
+            .run_graph(&g)
+            .unwrap_or_else(|e| panic!("{e}\n{g}"));
     }
 
     #[test]

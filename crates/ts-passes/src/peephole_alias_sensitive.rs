@@ -16,7 +16,7 @@ use crate::peephole::tensor_type;
 /// float scalars. Returns whether the graph changed.
 pub fn peephole_optimize_alias_sensitive(g: &mut Graph, shape_peepholes: bool) -> bool {
     let mut p = Impl {
-        db: AliasDb::new(g),
+        db: None,
         stale: HashSet::new(),
         shape_peepholes,
     };
@@ -25,13 +25,19 @@ pub fn peephole_optimize_alias_sensitive(g: &mut Graph, shape_peepholes: bool) -
 }
 
 struct Impl {
-    db: AliasDb,
+    /// Built on first use (most graphs offer no candidate): every rewrite consults it before
+    /// changing the graph, so it always describes the graph as the pass found it.
+    db: Option<AliasDb>,
     /// Values whose aliasing facts in `db` are out of date after a rewrite.
     stale: HashSet<ValueId>,
     shape_peepholes: bool,
 }
 
 impl Impl {
+    fn db(&mut self, g: &Graph) -> &AliasDb {
+        self.db.get_or_insert_with(|| AliasDb::new(g))
+    }
+
     fn is_floating_point(&self, g: &Graph, v: ValueId) -> bool {
         self.shape_peepholes
             && tensor_type(g, v)
@@ -69,9 +75,9 @@ impl Impl {
                 } else {
                     5
                 };
-                let unwritten = !self.db.has_writers(g, out);
+                let unwritten = !self.db(g).has_writers(g, out);
                 for d in dims {
-                    if unwritten || self.db.move_after_topologically_valid(g, n, d) {
+                    if unwritten || self.db(g).move_after_topologically_valid(g, n, d) {
                         let dout = g.node(d).output(0);
                         let c = g.with_insert_point(d, |g| g.insert_constant(&IValue::Int(rank)));
                         g.replace_all_uses_with(dout, c);
@@ -139,7 +145,7 @@ impl Impl {
         output: ValueId,
     ) -> bool {
         if !self
-            .db
+            .db(g)
             .safe_to_change_aliasing_relationship(g, &[input], &[output])
         {
             return false;
@@ -147,7 +153,7 @@ impl Impl {
         // The database is not updated after a rewrite: values that may alias rewritten ones
         // are left alone.
         let stale: Vec<ValueId> = self.stale.iter().copied().collect();
-        if self.db.may_alias_any(g, &[input, output], &stale) {
+        if self.db(g).may_alias_any(g, &[input, output], &stale) {
             return false;
         }
         g.replace_all_uses_with(output, input);

@@ -11,6 +11,13 @@ use crate::alias_analysis::AliasDb;
 
 /// Runs the dict idioms; returns whether the graph changed.
 pub fn peephole_optimize_dict_idioms(g: &mut Graph) -> bool {
+    // Every rewrite reads a dict literal: without one, no alias analysis.
+    let top = g.block();
+    if !crate::peephole_list_idioms::reads_literal(g, top, |g, v| {
+        is_dict(g, v) && g.node(g.value(v).node()).kind() == prim::DictConstruct
+    }) {
+        return false;
+    }
     let db = AliasDb::new(g);
     let mut mutated = HashSet::new();
     let top = g.block();

@@ -12,11 +12,30 @@ use crate::alias_analysis::AliasDb;
 
 /// Runs the list idioms; returns whether the graph changed.
 pub fn peephole_optimize_list_idioms(g: &mut Graph) -> bool {
+    // Every rewrite reads a list literal: without one, the alias analysis (the pass's cost,
+    // run by every peephole) is skipped.
+    let top = g.block();
+    if !reads_literal(g, top, |g, v| {
+        is_list(g, v) && g.node(g.value(v).node()).kind() == prim::ListConstruct
+    }) {
+        return false;
+    }
     let db = AliasDb::new(g);
     let mut mutated = HashSet::new();
     let top = g.block();
     collect_mutated_lists(g, &db, top, &mut mutated);
     run_block(g, top, &mut mutated)
+}
+
+/// True when some node in `b` (nested blocks included) has a first input that `literal` accepts.
+pub(crate) fn reads_literal(g: &Graph, b: BlockId, literal: fn(&Graph, ValueId) -> bool) -> bool {
+    g.block_nodes(b).into_iter().any(|n| {
+        g.node(n).inputs().first().is_some_and(|&v| literal(g, v))
+            || g.node(n)
+                .blocks()
+                .iter()
+                .any(|&sb| reads_literal(g, sb, literal))
+    })
 }
 
 fn is_list(g: &Graph, v: ValueId) -> bool {

@@ -313,7 +313,6 @@ struct Library {
     functions: HashMap<String, Arc<Function>>,
     /// Overloaded functionals (`interpolate`, ...), in definition order.
     functional_overloads: HashMap<String, Vec<Arc<Function>>>,
-    overloads: HashMap<String, Vec<Arc<Function>>>,
 }
 
 thread_local! {
@@ -339,30 +338,39 @@ fn library() -> Option<&'static Library> {
 /// saved archives).
 const LIBRARY_NAMESPACE: &str = "__torch__.torch.nn.functional";
 
+/// The library's source split into top-level `def`s: (name, text), in source order.
+fn chunks() -> &'static [(String, String)] {
+    static CHUNKS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    CHUNKS.get_or_init(|| {
+        let mut chunks: Vec<(String, String)> = Vec::new();
+        let mut cur = String::new();
+        let mut cur_name = String::new();
+        for source in [FUNCTIONAL_SOURCE, LIBRARY_SOURCE, TORCH_OVERLOAD_SOURCE] {
+            for line in source.lines().chain(std::iter::once("")) {
+                if let Some(rest) = line.strip_prefix("def ") {
+                    if !cur.trim().is_empty() {
+                        chunks.push((cur_name.clone(), std::mem::take(&mut cur)));
+                    }
+                    cur_name = rest.split('(').next().unwrap_or("").to_string();
+                }
+                cur.push_str(line);
+                cur.push('\n');
+            }
+        }
+        if !cur.trim().is_empty() {
+            chunks.push((cur_name, cur));
+        }
+        chunks
+    })
+}
+
 fn build_library() -> CResult<Library> {
     // Overloaded names are compiled one definition at a time under unique names.
     let mut functions = HashMap::new();
-    let mut overloads: HashMap<String, Vec<Arc<Function>>> = HashMap::new();
-    let mut chunks: Vec<(String, String)> = Vec::new();
-    let mut cur = String::new();
-    let mut cur_name = String::new();
-    let source = format!("{FUNCTIONAL_SOURCE}\n{LIBRARY_SOURCE}\n{TORCH_OVERLOAD_SOURCE}");
-    for line in source.lines() {
-        if let Some(rest) = line.strip_prefix("def ") {
-            if !cur.trim().is_empty() {
-                chunks.push((cur_name.clone(), std::mem::take(&mut cur)));
-            }
-            cur_name = rest.split('(').next().unwrap_or("").to_string();
-        }
-        cur.push_str(line);
-        cur.push('\n');
-    }
-    if !cur.trim().is_empty() {
-        chunks.push((cur_name, cur));
-    }
+    let chunks = chunks();
     // Names defined more than once (outside the builtin overloads) are functional overloads.
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for (name, _) in &chunks {
+    for (name, _) in chunks {
         *counts.entry(name.as_str()).or_default() += 1;
     }
     let is_functional_overload =
@@ -370,7 +378,7 @@ fn build_library() -> CResult<Library> {
     // Helpers first, so functionals can call them.
     let cu = CompilationUnit::new();
     let mut helper_src = String::new();
-    for (name, text) in &chunks {
+    for (name, text) in chunks {
         if !OVERLOAD_NAMES.contains(&name.as_str()) && !is_functional_overload(name) {
             helper_src.push_str(text);
         } else {
@@ -413,23 +421,9 @@ fn build_library() -> CResult<Library> {
                 .push(f);
         }
     }
-    for (name, text) in &chunks {
-        if OVERLOAD_NAMES.contains(&name.as_str()) {
-            let one = CompilationUnit::new();
-            let src = Source::new(text.clone(), Some("<builtins>".into()), 1);
-            super::compile_into_namespace(&one, &src, LIBRARY_NAMESPACE)?;
-            if let Some(f) = one.find_function(&format!("{LIBRARY_NAMESPACE}.{name}")) {
-                overloads
-                    .entry(format!("aten::{name}"))
-                    .or_default()
-                    .push(f);
-            }
-        }
-    }
     Ok(Library {
         functions,
         functional_overloads,
-        overloads,
     })
 }
 
@@ -455,10 +449,45 @@ pub fn functional(name: &str) -> Option<Functional> {
 }
 
 /// The TorchScript-written overloads of builtin operator `name` (`aten::add`, ...).
+///
+/// Each name's overloads are compiled on its first lookup, apart from the functional library:
+/// every builtin call asks for them, and compiling all of `torch.nn.functional` for that
+/// made up a sixth of loading a ResNet.
 pub fn builtin_overloads(name: &str) -> Vec<Arc<Function>> {
-    library()
-        .and_then(|l| l.overloads.get(name).cloned())
-        .unwrap_or_default()
+    const N: usize = OVERLOAD_NAMES.len();
+    static BY_NAME: [OnceLock<Vec<Arc<Function>>>; N] = [const { OnceLock::new() }; N];
+    let Some(short) = name.strip_prefix("aten::") else {
+        return Vec::new();
+    };
+    let Some(i) = OVERLOAD_NAMES.iter().position(|n| *n == short) else {
+        return Vec::new();
+    };
+    if BUILDING.with(|b| b.get()) {
+        return Vec::new();
+    }
+    BY_NAME[i]
+        .get_or_init(|| {
+            BUILDING.with(|b| b.set(true));
+            let r = compile_overloads(short);
+            BUILDING.with(|b| b.set(false));
+            r.unwrap_or_default()
+        })
+        .clone()
+}
+
+/// Compiles the library's definitions of builtin overload `short` (`add`), each in its own
+/// unit (their bodies call only plain builtins).
+fn compile_overloads(short: &str) -> CResult<Vec<Arc<Function>>> {
+    let mut out = Vec::new();
+    for (name, text) in chunks().iter().filter(|(n, _)| n == short) {
+        let one = CompilationUnit::new();
+        let src = Source::new(text.clone(), Some("<builtins>".into()), 1);
+        super::compile_into_namespace(&one, &src, LIBRARY_NAMESPACE)?;
+        if let Some(f) = one.find_function(&format!("{LIBRARY_NAMESPACE}.{name}")) {
+            out.push(f);
+        }
+    }
+    Ok(out)
 }
 
 /// Hook for per-unit setup (nothing today: the library is shared and built lazily).
@@ -472,7 +501,12 @@ pub fn library_error() -> Option<String> {
         return None;
     }
     BUILDING.with(|b| b.set(true));
-    let r = build_library().err().map(|e| e.to_string());
+    let mut r = build_library().err().map(|e| e.to_string());
+    for name in OVERLOAD_NAMES {
+        if r.is_none() {
+            r = compile_overloads(name).err().map(|e| e.to_string());
+        }
+    }
     BUILDING.with(|b| b.set(false));
     r
 }

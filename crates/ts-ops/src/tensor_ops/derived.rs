@@ -192,7 +192,7 @@ fn preferred_overload(ov: &str) -> String {
     ov.to_string()
 }
 
-fn register_in_place(r: &Registry, line: &str, s: &FunctionSchema) {
+fn register_in_place(r: &Registry, s: &FunctionSchema) {
     let Some(base) = functional_name_of_in_place(&s.name) else {
         return;
     };
@@ -207,8 +207,8 @@ fn register_in_place(r: &Registry, line: &str, s: &FunctionSchema) {
         return;
     };
     let n = s.arguments.len();
-    let _ = r.register(
-        line,
+    r.register_schema(
+        s.clone(),
         op(move |st| {
             let args = pop_n(st, n)?;
             let self_t = args[0]
@@ -225,7 +225,7 @@ fn register_in_place(r: &Registry, line: &str, s: &FunctionSchema) {
     );
 }
 
-fn register_out(r: &Registry, line: &str, s: &FunctionSchema) {
+fn register_out(r: &Registry, s: &FunctionSchema) {
     let written: Vec<usize> = (0..s.arguments.len())
         .filter(|&i| writes(&s.arguments[i]))
         .collect();
@@ -261,8 +261,8 @@ fn register_out(r: &Registry, line: &str, s: &FunctionSchema) {
         return;
     }
     let n_out = written.len();
-    let _ = r.register(
-        line,
+    r.register_schema(
+        s.clone(),
         op(move |st| {
             let args = pop_n(st, n)?;
             let (inputs, outs) = args.split_at(first_out);
@@ -310,7 +310,13 @@ fn register_out(r: &Registry, line: &str, s: &FunctionSchema) {
 /// Registers every derivable in-place and out= overload not bound directly.
 pub fn register(r: &Registry) {
     for line in crate::schema_table::all_lines() {
-        if !line.starts_with("aten::") {
+        // Only schemas that write an argument are derived, and only those not registered:
+        // both are read off the text, so most lines are never parsed.
+        if !line.starts_with("aten::") || !line.contains('!') {
+            continue;
+        }
+        let head = &line[..line.find('(').unwrap_or(line.len())];
+        if r.find(head).is_some() {
             continue;
         }
         let Ok(s) = FunctionSchema::parse(line) else {
@@ -327,9 +333,9 @@ pub fn register(r: &Registry) {
             continue;
         }
         if s.arguments.iter().any(|a| writes(a) && a.kwarg_only) {
-            register_out(r, line, &s);
+            register_out(r, &s);
         } else if s.arguments.first().is_some_and(writes) {
-            register_in_place(r, line, &s);
+            register_in_place(r, &s);
         }
     }
 }

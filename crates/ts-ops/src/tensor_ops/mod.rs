@@ -142,8 +142,8 @@ where
     let f = Arc::new(f);
     let refuse_quantized = refuses_quantized(&schema);
     let name = full_name.to_string();
-    if let Err(e) = r.register(
-        line,
+    r.register_schema(
+        schema,
         op(move |s| {
             let args = Args(pop_n(s, n)?);
             if refuse_quantized {
@@ -152,9 +152,7 @@ where
             f(&args)?.push_to(s);
             Ok(())
         }),
-    ) {
-        note_error(format!("{full_name}: {}", e.message));
-    }
+    );
 }
 
 /// Whether an `aten` operator must refuse quantized tensors: all of them except queries of
