@@ -24,6 +24,15 @@ pub(crate) trait QInt: Element + Default {
     fn from_f32_int(v: f32) -> Self;
 }
 
+/// `v`, an integer-valued `f32` of magnitude below `2^22`, as `i32`: adding `1.5 * 2^23` puts
+/// `v` in the low mantissa bits (exactly), which vectorizes where a saturating `as i32` is a
+/// scalar conversion per element.
+#[inline(always)]
+fn small_int(v: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0;
+    ((v + MAGIC).to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32)
+}
+
 impl QInt for u8 {
     const NARROW: bool = true;
     #[inline(always)]
@@ -36,7 +45,7 @@ impl QInt for u8 {
     }
     #[inline(always)]
     fn from_f32_int(v: f32) -> u8 {
-        v as i32 as u8
+        small_int(v) as u8
     }
 }
 
@@ -52,7 +61,7 @@ impl QInt for i8 {
     }
     #[inline(always)]
     fn from_f32_int(v: f32) -> i8 {
-        v as i32 as i8
+        small_int(v) as i8
     }
 }
 
@@ -69,6 +78,15 @@ impl QInt for i32 {
     #[inline(always)]
     fn from_f32_int(v: f32) -> i32 {
         v as i32
+    }
+}
+
+/// Runs `f` on the elements of `t` (stored as `T`) in row-major order: a view of the storage
+/// when `t` is contiguous, else a copy.
+pub(crate) fn with_stored<T: Element, R>(t: &crate::Tensor, f: impl FnOnce(&[T]) -> R) -> R {
+    match t.data_view::<T>() {
+        Ok(v) => f(&v),
+        Err(_) => f(&t.to_vec::<T>()),
     }
 }
 
@@ -442,6 +460,31 @@ mod tests {
                 assert_eq!(out[i] as i64, quantize_reference(x, 0.5, 7, QDType::QInt32));
             }
         });
+    }
+
+    #[test]
+    fn small_int_is_the_exact_integer() {
+        for v in [
+            -4_194_303i32,
+            -129,
+            -128,
+            -1,
+            0,
+            1,
+            127,
+            128,
+            255,
+            256,
+            4_194_303,
+        ] {
+            assert_eq!(small_int(v as f32), v);
+        }
+        for v in 0..=255u8 {
+            assert_eq!(u8::from_f32_int(v as f32), v);
+        }
+        for v in -128..=127i8 {
+            assert_eq!(i8::from_f32_int(v as f32), v);
+        }
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! Elementwise operators dequantize (`q * s + (-zp * s)`, one rounding), compute in `f32` and
 //! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
 
-use super::fused::{self, with_qint, Dequant, MulParams, QInt, QuantizeTo, RequantChannel};
+use super::fused::{
+    self, with_qint, with_stored, Dequant, MulParams, QInt, QuantizeTo, RequantChannel,
+};
 use super::weight_cache::{self, PreparedWeight};
 use super::{
     choose_qparams, from_stored, int_values, quantize_val, quantizer_of, round_clamp, QDType,
@@ -177,10 +179,11 @@ impl Requant {
 /// when [`kind_for`] picks `f32`, whose bound covers every input value) and `max |x - zp|`.
 fn shifted_input(x: &Tensor, zero_point: i64, dtype: QDType) -> (Vec<f32>, u64) {
     with_qint!(dtype, T => {
-        let v = x.to_vec::<T>();
-        let mut out = vec![0.0f32; v.len()];
-        let m = fused::shift(&v, zero_point as i32, &mut out);
-        (out, m)
+        with_stored::<T, _>(x, |v| {
+            let mut out = vec![0.0f32; v.len()];
+            let m = fused::shift(v, zero_point as i32, &mut out);
+            (out, m)
+        })
     })
 }
 
@@ -454,23 +457,25 @@ pub fn qconv2d(
     };
     let wsz = [oc, icg, kh, kw].map(|v| v as i64);
     let xs = [nb, ic, h, wd].map(|v| v as i64);
-    let acc: Vec<f32> = match kind_for(x_max, pw.row_l1) {
+    let acc: Tensor = match kind_for(x_max, pw.row_l1) {
         Some(ExactFloat::F32) => {
-            conv_acc_float(&Tensor::from_vec(xf, &xs)?, &pw.as_f32(&wsz)?, &geo, p)?
+            conv_acc_float(&Tensor::from_vec_shared(xf, &xs)?, &pw.as_f32(&wsz)?, &geo, p)?
         }
         Some(ExactFloat::F64) => {
             let xd: Vec<f64> = shifted_i32(x, xz).iter().map(|&v| v as f64).collect();
             conv_acc_float(&Tensor::from_vec(xd, &xs)?, &pw.as_f64(&wsz)?, &geo, p)?
         }
-        None => conv_acc_direct(&shifted_i32(x, xz), &pw.ints, &geo, p)
-            .into_iter()
-            .map(|a| a as f32)
-            .collect(),
+        None => {
+            let acc = conv_acc_direct(&shifted_i32(x, xz), &pw.ints, &geo, p);
+            let acc: Vec<f32> = acc.into_iter().map(|a| a as f32).collect();
+            Tensor::from_vec(acc, &[nb as i64, oc as i64, oh as i64, ow as i64])?
+        }
     };
     let sizes = [nb as i64, oc as i64, oh as i64, ow as i64];
     let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
     with_qint!(xq.dtype, T => {
-        from_stored(rq.planes::<T>(&acc, oh * ow, oc), &sizes, quantizer)
+        let vals = with_stored::<f32, _>(&acc, |a| rq.planes::<T>(a, oh * ow, oc));
+        from_stored(vals, &sizes, quantizer)
     })
 }
 
@@ -526,7 +531,7 @@ fn wrap_i32(v: f64) -> i32 {
 /// through the float convolution kernels (tiled im2col + GEMM, depthwise) on `x` and `w`, the
 /// input's and weight's integers minus their zero points as `f32` or `f64` (both the same
 /// type), exact by [`kind_for`]'s bound (an `f32` result is then already that integer).
-fn conv_acc_float(x: &Tensor, w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> Result<Vec<f32>> {
+fn conv_acc_float(x: &Tensor, w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> Result<Tensor> {
     debug_assert_eq!(x.numel(), g.nb * g.ic * g.h * g.wd);
     let y = crate::ops::conv::conv2d(
         x,
@@ -537,14 +542,15 @@ fn conv_acc_float(x: &Tensor, w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> 
         &p.dilation.map(|v| v as i64),
         p.groups as i64,
     )?;
-    Ok(if y.dtype() == crate::DType::Float64 {
-        y.to_vec::<f64>()
+    if y.dtype() == crate::DType::Float64 {
+        let acc: Vec<f32> = y
+            .to_vec::<f64>()
             .into_iter()
             .map(|v| wrap_i32(v) as f32)
-            .collect()
-    } else {
-        y.to_vec::<f32>()
-    })
+            .collect();
+        return Tensor::from_vec(acc, &y.sizes());
+    }
+    Ok(y)
 }
 
 /// The convolution's accumulators `[nb, oc, oh, ow]` by the direct `i32` loop (the reference,
@@ -616,7 +622,7 @@ fn broadcast_stored<T: QInt>(
     })?;
     let stored = |t: &Tensor, s: &[i64]| -> Result<Vec<T>> {
         if s == shape.as_slice() {
-            Ok(t.to_vec::<T>())
+            Ok(with_stored::<T, _>(t, |v| v.to_vec()))
         } else {
             Ok(super::plain_view(t)?.expand(&shape, false)?.to_vec::<T>())
         }
@@ -691,9 +697,8 @@ pub fn qhardswish(x: &Tensor, scale: f64, zero_point: i64) -> Result<Tensor> {
         QuantizeTo::new(scale, zero_point, dtype),
     );
     with_qint!(dtype, T => {
-        let v = x.to_vec::<T>();
-        let mut out = vec![T::default(); v.len()];
-        fused::hardswish(&v, d, qt, &mut out);
+        let mut out = vec![T::default(); x.numel()];
+        with_stored::<T, _>(x, |v| fused::hardswish(v, d, qt, &mut out));
         from_stored(out, &x.sizes(), per_tensor_quantizer(dtype, scale, zero_point))
     })
 }
@@ -720,9 +725,8 @@ pub fn qhardsigmoid(x: &Tensor) -> Result<Tensor> {
         QuantizeTo::new(scale, zero_point, dtype),
     );
     with_qint!(dtype, T => {
-        let v = x.to_vec::<T>();
-        let mut out = vec![T::default(); v.len()];
-        fused::hardsigmoid(&v, d, qt, &mut out);
+        let mut out = vec![T::default(); x.numel()];
+        with_stored::<T, _>(x, |v| fused::hardsigmoid(v, d, qt, &mut out));
         from_stored(out, &x.sizes(), per_tensor_quantizer(dtype, scale, zero_point))
     })
 }
@@ -1031,7 +1035,9 @@ mod tests {
                     } else {
                         Tensor::from_vec(x.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)
                     };
-                    let got = conv_acc_float(&xt.unwrap(), &wf, &g, &p).unwrap();
+                    let got = conv_acc_float(&xt.unwrap(), &wf, &g, &p)
+                        .unwrap()
+                        .to_vec::<f32>();
                     assert_eq!(got, want, "{ic} {oc} {groups} {h}x{w} k{k} {dt:?}");
                 }
             }

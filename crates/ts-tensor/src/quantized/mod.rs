@@ -276,15 +276,18 @@ pub fn quantize_per_tensor(
 ) -> Result<Tensor> {
     check_float(x, "quantize_per_tensor")?;
     check_qparams(scale, zero_point, dtype)?;
-    let xv = x.to_vec::<f32>();
     let qt = fused::QuantizeTo::new(scale, zero_point, dtype);
     let quantizer = Quantizer {
         dtype,
         scheme: QScheme::PerTensorAffine { scale, zero_point },
     };
     fused::with_qint!(dtype, T => {
-        let mut out = vec![T::default(); xv.len()];
-        fused::quantize(&xv, qt, &mut out);
+        let mut out = vec![T::default(); x.numel()];
+        if x.dtype() == DType::Float32 {
+            fused::with_stored::<f32, _>(x, |v| fused::quantize(v, qt, &mut out));
+        } else {
+            fused::quantize(&x.to_vec::<f32>(), qt, &mut out);
+        }
         from_stored(out, &x.sizes(), quantizer)
     })
 }
@@ -350,9 +353,8 @@ pub fn dequantize(q: &Tensor) -> Result<Tensor> {
         QScheme::PerTensorAffine { scale, zero_point } => {
             let d = fused::Dequant::new(*scale, *zero_point);
             let out = fused::with_qint!(quantizer.dtype, T => {
-                let vals = q.to_vec::<T>();
-                let mut out = vec![0.0f32; vals.len()];
-                fused::dequantize(&vals, d, &mut out);
+                let mut out = vec![0.0f32; q.numel()];
+                fused::with_stored::<T, _>(q, |v| fused::dequantize(v, d, &mut out));
                 out
             });
             return Tensor::from_vec(out, &sizes);
