@@ -143,7 +143,7 @@ impl QuantizeTo {
     fn one<T: QInt>(&self, x: f32) -> T {
         if !T::NARROW {
             let (lo, hi) = self.range;
-            return T::from_f32_int(quantize_val(x, self.inv_scale, self.zp_i64, lo, hi) as f32);
+            return T::from_i64(quantize_val(x, self.inv_scale, self.zp_i64, lo, hi));
         }
         let r = (x * self.inv_scale).round_ties_even();
         let r = if r.is_nan() { 0.0 } else { r };
@@ -210,7 +210,7 @@ fn add_kernel<T: QInt>(
 fn hardswish_kernel<T: QInt>(src: &[T], d: Dequant, qt: QuantizeTo, out: &mut [T]) {
     for (o, &q) in out.iter_mut().zip(src) {
         let v = d.one(q);
-        *o = qt.one(v * (v + 3.0).max(0.0).min(6.0) / 6.0);
+        *o = qt.one(v * (v + 3.0).clamp(0.0, 6.0) / 6.0);
     }
 }
 
@@ -219,12 +219,12 @@ fn hardswish_kernel<T: QInt>(src: &[T], d: Dequant, qt: QuantizeTo, out: &mut [T
 fn hardsigmoid_kernel<T: QInt>(src: &[T], d: Dequant, qt: QuantizeTo, out: &mut [T]) {
     for (o, &q) in out.iter_mut().zip(src) {
         let v = d.one(q);
-        *o = qt.one((v + 3.0).max(0.0).min(6.0) / 6.0);
+        *o = qt.one((v + 3.0).clamp(0.0, 6.0) / 6.0);
     }
 }
 
-/// `q - zero_point` as `f32` (exact: both are integers of at most 32 bits, and the conv/linear
-/// callers only take 8-bit inputs), and `max |q - zero_point|`.
+/// `q - zero_point` (wrapping `i32`) as `f32`, exact below `2^24` (the callers use it only then),
+/// and `max |q - zero_point|`.
 #[inline(always)]
 fn shift_kernel<T: QInt>(src: &[T], zero_point: i32, out: &mut [f32]) -> u64 {
     let (mut lo, mut hi) = (i32::MAX, i32::MIN);
@@ -232,9 +232,8 @@ fn shift_kernel<T: QInt>(src: &[T], zero_point: i32, out: &mut [f32]) -> u64 {
         lo = lo.min(q.to_i32());
         hi = hi.max(q.to_i32());
     }
-    let zf = zero_point as f32;
     for (o, &q) in out.iter_mut().zip(src) {
-        *o = q.to_f32() - zf;
+        *o = q.to_i32().wrapping_sub(zero_point) as f32;
     }
     if src.is_empty() {
         return 0;
@@ -356,8 +355,10 @@ mod tests {
             for &zp in zps {
                 for (scale, oscale) in [(0.05, 0.1), (0.5, 0.03), (1.0, 1.0), (0.01, 2.5)] {
                     let d = Dequant::new(scale, zp);
-                    let deq =
-                        |q: T| (q.to_f32()).mul_add(scale as f32, scale as f32 * -(zp as f32));
+                    let deq = |q: T| {
+                        q.to_f32()
+                            .mul_add(scale as f32, scale as f32 * -(zp as f32))
+                    };
                     let qt = QuantizeTo::new(oscale, zp, dtype);
                     let mut f = vec![0.0f32; len];
                     dequantize(&a, d, &mut f);
@@ -373,9 +374,9 @@ mod tests {
                         let db = Dequant::new(oscale, 255 - zp.abs());
                         let mut out = vec![T::default(); len];
                         add(&a, &b, d, db, floor, qt, &mut out);
-                        for i in 0..len {
-                            let y = b[i].to_f32().mul_add(db.scale, db.premul);
-                            let mut v = deq(a[i]) + y;
+                        for (i, (&x, &y)) in a.iter().zip(&b).enumerate() {
+                            let y = y.to_f32().mul_add(db.scale, db.premul);
+                            let mut v = deq(x) + y;
                             if relu {
                                 v = v.max(0.0);
                             }
@@ -386,8 +387,8 @@ mod tests {
                     hardswish(&a, d, qt, &mut hs);
                     let mut hg = vec![T::default(); len];
                     hardsigmoid(&a, d, qt, &mut hg);
-                    for i in 0..len {
-                        let v = deq(a[i]);
+                    for (i, &x) in a.iter().enumerate() {
+                        let v = deq(x);
                         let want = quantize_reference(
                             v * (v + 3.0).clamp(0.0, 6.0) / 6.0,
                             oscale,
@@ -407,8 +408,21 @@ mod tests {
                         .max()
                         .unwrap_or(0);
                     assert_eq!(m, want_m);
-                    for i in 0..len {
-                        assert_eq!(sf[i], (a[i].to_i64() - zp) as f32);
+                    for (&f, &x) in sf.iter().zip(&a) {
+                        assert_eq!(f, (x.to_i64() - zp) as f32);
+                    }
+                    // mul: wrapping integer product, requantized, saturated (ReLU raises lo).
+                    let (lo, hi) = dtype.range();
+                    for lo in [lo, zp] {
+                        let mult = (scale * scale / oscale) as f32;
+                        let p = MulParams::new(zp, 7, mult, zp, lo, hi);
+                        let mut out = vec![T::default(); len];
+                        mul(&a, &b, p, &mut out);
+                        for (i, (&x, &y)) in a.iter().zip(&b).enumerate() {
+                            let c = ((x.to_i64() - zp) * (y.to_i64() - 7)) as i32;
+                            let r = (c as f32 * mult).round_ties_even() as i64;
+                            assert_eq!(out[i].to_i64(), (r + zp).clamp(lo, hi));
+                        }
                     }
                 }
             }
@@ -452,13 +466,15 @@ mod tests {
                     }
                 });
             }
-            // qint32 takes the scalar formula.
-            let qt = QuantizeTo::new(0.5, 7, QDType::QInt32);
+            // qint32 takes the scalar formula; 2^24 + 7 has no exact f32.
+            let xs = [xs.as_slice(), &[16_777_216.0, -16_777_216.0, 3e9]].concat();
+            let qt = QuantizeTo::new(1.0, 7, QDType::QInt32);
             let mut out = vec![0i32; xs.len()];
             quantize(&xs, qt, &mut out);
             for (i, &x) in xs.iter().enumerate() {
-                assert_eq!(out[i] as i64, quantize_reference(x, 0.5, 7, QDType::QInt32));
+                assert_eq!(out[i] as i64, quantize_reference(x, 1.0, 7, QDType::QInt32));
             }
+            assert_eq!(out[xs.len() - 3], 16_777_223);
         });
     }
 

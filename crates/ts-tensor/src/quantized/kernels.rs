@@ -458,9 +458,12 @@ pub fn qconv2d(
     let wsz = [oc, icg, kh, kw].map(|v| v as i64);
     let xs = [nb, ic, h, wd].map(|v| v as i64);
     let acc: Tensor = match kind_for(x_max, pw.row_l1) {
-        Some(ExactFloat::F32) => {
-            conv_acc_float(&Tensor::from_vec_shared(xf, &xs)?, &pw.as_f32(&wsz)?, &geo, p)?
-        }
+        Some(ExactFloat::F32) => conv_acc_float(
+            &Tensor::from_vec_shared(xf, &xs)?,
+            &pw.as_f32(&wsz)?,
+            &geo,
+            p,
+        )?,
         Some(ExactFloat::F64) => {
             let xd: Vec<f64> = shifted_i32(x, xz).iter().map(|&v| v as f64).collect();
             conv_acc_float(&Tensor::from_vec(xd, &xs)?, &pw.as_f64(&wsz)?, &geo, p)?
@@ -630,12 +633,15 @@ fn broadcast_stored<T: QInt>(
     Ok((stored(a, &sa)?, stored(b, &sb)?, shape.to_vec()))
 }
 
+/// A per-tensor scale and zero point.
+type QParams = (f64, i64);
+
 /// The per-tensor quantizers of two operands, which must share a dtype.
 fn binary_quantizers<'a>(
     a: &'a Tensor,
     b: &'a Tensor,
     what: &str,
-) -> Result<(&'a Quantizer, (f64, i64), (f64, i64))> {
+) -> Result<(&'a Quantizer, QParams, QParams)> {
     let (qa, qb) = (quantizer_of(a, what)?, quantizer_of(b, what)?);
     if qa.dtype != qb.dtype {
         return Err(Error::runtime(format!(
