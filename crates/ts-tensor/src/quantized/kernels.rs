@@ -9,11 +9,15 @@
 //! Elementwise operators dequantize (`q * s + (-zp * s)`, one rounding), compute in `f32` and
 //! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
 
+use super::fused::{
+    self, with_qint, with_stored, Dequant, MulParams, QInt, QuantizeTo, RequantChannel,
+};
 use super::weight_cache::{self, PreparedWeight};
 use super::{
-    choose_qparams, from_int_values, int_values, quantize_val, quantizer_of, round_clamp, QDType,
+    choose_qparams, from_stored, int_values, quantize_val, quantizer_of, round_clamp, QDType,
     QScheme, Quantizer,
 };
+use crate::element::Element;
 use crate::{Error, Result, Tensor};
 
 /// Stride, padding, dilation and groups of a quantized 2-d convolution.
@@ -138,6 +142,58 @@ impl Requant {
             self.apply(acc, out, |_| c);
         }
     }
+
+    /// Requantizes a convolution's accumulators `[nb, oc, plane]` (each the `f32` of its `i32`,
+    /// which is what the formula starts from) into stored integers, a plane at a time.
+    fn planes<T: QInt>(&self, acc: &[f32], plane: usize, oc: usize) -> Vec<T> {
+        let mut out = vec![T::default(); acc.len()];
+        let zp = self.zero_point;
+        let (lo, hi) = ((self.lo - zp) as f32, (self.hi - zp) as f32);
+        let exact = lo >= -4_194_304.0 && hi <= 4_194_304.0;
+        let plane = plane.max(1);
+        for (k, (a, o)) in acc.chunks(plane).zip(out.chunks_mut(plane)).enumerate() {
+            let c = k % oc.max(1);
+            if exact {
+                let r = RequantChannel {
+                    bias: self.bias_term[c],
+                    multiplier: self.multiplier[c],
+                    lo,
+                    hi,
+                    zero_point: zp as f32,
+                };
+                fused::requant_channel(a, r, o);
+            } else {
+                let ai: Vec<i32> = a.iter().map(|&v| v as i32).collect();
+                let mut v = vec![0i64; a.len()];
+                self.apply_channel(&ai, &mut v, c);
+                for (o, v) in o.iter_mut().zip(v) {
+                    *o = T::from_i64(v);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The stored integers of quantized `x` (8-bit or 32-bit) minus `zero_point`, as `f32` (exact
+/// when [`kind_for`] picks `f32`, whose bound covers every input value) and `max |x - zp|`.
+fn shifted_input(x: &Tensor, zero_point: i64, dtype: QDType) -> (Vec<f32>, u64) {
+    with_qint!(dtype, T => {
+        with_stored::<T, _>(x, |v| {
+            let mut out = vec![0.0f32; v.len()];
+            let m = fused::shift(v, zero_point as i32, &mut out);
+            (out, m)
+        })
+    })
+}
+
+/// The stored integers of quantized `x` minus `zero_point` in wrapping `i32` (the exact form
+/// for the `f64` and direct paths).
+fn shifted_i32(x: &Tensor, zero_point: i64) -> Vec<i32> {
+    x.to_vec::<i32>()
+        .iter()
+        .map(|&v| v.wrapping_sub(zero_point as i32))
+        .collect()
 }
 
 /// Weight integers minus their zero points, with each output channel's scale.
@@ -250,7 +306,7 @@ pub fn qlinear(
     let (n, k) = (wsz[0] as usize, wsz[1] as usize);
     let (m, out_sizes) = rows(x, k, n, what)?;
     let pw = weight_cache::prepared(w, n, what, || weight_ints(w, n, what))?;
-    let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
+    let xi = shifted_i32(x, xz);
     let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let rq = Requant::new(
         xs,
@@ -261,11 +317,10 @@ pub fn qlinear(
     );
     let mut vals = vec![0i64; acc.len()];
     rq.apply(&acc, &mut vals, |i| i % n);
-    from_int_values(
-        &vals,
-        &out_sizes,
-        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
-    )
+    let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
+    with_qint!(xq.dtype, T => {
+        from_stored(vals.iter().map(|&v| T::from_i64(v)).collect::<Vec<T>>(), &out_sizes, quantizer)
+    })
 }
 
 /// `quantized::linear_dynamic` (`linear_relu_dynamic` with `relu`): float input quantized to
@@ -380,7 +435,7 @@ pub fn qconv2d(
         )));
     };
     let pw = weight_cache::prepared(w, oc, what, || weight_ints(w, oc, what))?;
-    let xi: Vec<i32> = int_values(x).iter().map(|&v| (v - xz) as i32).collect();
+    let (xf, x_max) = shifted_input(x, xz, xq.dtype);
     let rq = Requant::new(
         xs,
         &pw.scales,
@@ -401,21 +456,30 @@ pub fn qconv2d(
         ow,
     };
     let wsz = [oc, icg, kh, kw].map(|v| v as i64);
-    let acc = match kind_for(abs_max(&xi), pw.row_l1) {
-        Some(ExactFloat::F32) => conv_acc_float(&xi, &pw.as_f32(&wsz)?, &geo, p)?,
-        Some(ExactFloat::F64) => conv_acc_float(&xi, &pw.as_f64(&wsz)?, &geo, p)?,
-        None => conv_acc_direct(&xi, &pw.ints, &geo, p),
+    let xs = [nb, ic, h, wd].map(|v| v as i64);
+    let acc: Tensor = match kind_for(x_max, pw.row_l1) {
+        Some(ExactFloat::F32) => conv_acc_float(
+            &Tensor::from_vec_shared(xf, &xs)?,
+            &pw.as_f32(&wsz)?,
+            &geo,
+            p,
+        )?,
+        Some(ExactFloat::F64) => {
+            let xd: Vec<f64> = shifted_i32(x, xz).iter().map(|&v| v as f64).collect();
+            conv_acc_float(&Tensor::from_vec(xd, &xs)?, &pw.as_f64(&wsz)?, &geo, p)?
+        }
+        None => {
+            let acc = conv_acc_direct(&shifted_i32(x, xz), &pw.ints, &geo, p);
+            let acc: Vec<f32> = acc.into_iter().map(|a| a as f32).collect();
+            Tensor::from_vec(acc, &[nb as i64, oc as i64, oh as i64, ow as i64])?
+        }
     };
-    let plane = (oh * ow).max(1);
-    let mut vals = vec![0i64; acc.len()];
-    for (k, (a, v)) in acc.chunks(plane).zip(vals.chunks_mut(plane)).enumerate() {
-        rq.apply_channel(a, v, k % oc);
-    }
-    from_int_values(
-        &vals,
-        &[nb as i64, oc as i64, oh as i64, ow as i64],
-        per_tensor_quantizer(xq.dtype, out_scale, out_zero_point),
-    )
+    let sizes = [nb as i64, oc as i64, oh as i64, ow as i64];
+    let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
+    with_qint!(xq.dtype, T => {
+        let vals = with_stored::<f32, _>(&acc, |a| rq.planes::<T>(a, oh * ow, oc));
+        from_stored(vals, &sizes, quantizer)
+    })
 }
 
 /// Sizes of a quantized 2-d convolution: input `[nb, ic, h, wd]`, weight `[oc, icg, kh, kw]`,
@@ -466,22 +530,14 @@ fn wrap_i32(v: f64) -> i32 {
     v as i64 as i32
 }
 
-/// The convolution's accumulators `[nb, oc, oh, ow]` through the float convolution kernels
-/// (tiled im2col + GEMM, depthwise) with `w`, the weight's `w - zp` as `f32` or `f64` (the
-/// input is converted to the same type), exact by [`kind_for`]'s bound.
-fn conv_acc_float(xi: &[i32], w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> Result<Vec<i32>> {
-    let xs = [g.nb, g.ic, g.h, g.wd].map(|v| v as i64);
-    let kind = if w.dtype() == crate::DType::Float64 {
-        ExactFloat::F64
-    } else {
-        ExactFloat::F32
-    };
-    let x = match kind {
-        ExactFloat::F32 => Tensor::from_vec(xi.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)?,
-        ExactFloat::F64 => Tensor::from_vec(xi.iter().map(|&v| v as f64).collect::<Vec<_>>(), &xs)?,
-    };
+/// The convolution's accumulators `[nb, oc, oh, ow]`, each as the `f32` of its wrapping `i32`,
+/// through the float convolution kernels (tiled im2col + GEMM, depthwise) on `x` and `w`, the
+/// input's and weight's integers minus their zero points as `f32` or `f64` (both the same
+/// type), exact by [`kind_for`]'s bound (an `f32` result is then already that integer).
+fn conv_acc_float(x: &Tensor, w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> Result<Tensor> {
+    debug_assert_eq!(x.numel(), g.nb * g.ic * g.h * g.wd);
     let y = crate::ops::conv::conv2d(
-        &x,
+        x,
         w,
         None,
         &p.stride.map(|v| v as i64),
@@ -489,14 +545,15 @@ fn conv_acc_float(xi: &[i32], w: &Tensor, g: &ConvGeometry, p: &QConvParams) -> 
         &p.dilation.map(|v| v as i64),
         p.groups as i64,
     )?;
-    Ok(match kind {
-        ExactFloat::F32 => y
-            .to_vec::<f32>()
+    if y.dtype() == crate::DType::Float64 {
+        let acc: Vec<f32> = y
+            .to_vec::<f64>()
             .into_iter()
-            .map(|v| wrap_i32(v as f64))
-            .collect(),
-        ExactFloat::F64 => y.to_vec::<f64>().into_iter().map(wrap_i32).collect(),
-    })
+            .map(|v| wrap_i32(v) as f32)
+            .collect();
+        return Tensor::from_vec(acc, &y.sizes());
+    }
+    Ok(y)
 }
 
 /// The convolution's accumulators `[nb, oc, oh, ow]` by the direct `i32` loop (the reference,
@@ -552,132 +609,113 @@ fn conv_acc_direct(xi: &[i32], wi: &[i32], g: &ConvGeometry, p: &QConvParams) ->
     out
 }
 
-/// Dequantized values of a per-tensor quantized tensor (`q * s + (-zp * s)`, fused).
-fn dequant_values(x: &Tensor, what: &str) -> Result<(Vec<f32>, QDType)> {
-    let q = quantizer_of(x, what)?;
-    let (s, zp) = q.per_tensor(what)?;
-    let s = s as f32;
-    let premul = s * -(zp as f32);
-    Ok((
-        int_values(x)
-            .iter()
-            .map(|&v| (v as f32).mul_add(s, premul))
-            .collect(),
-        q.dtype,
-    ))
-}
-
-fn quantize_values(
-    vals: &[f32],
-    sizes: &[i64],
-    dtype: QDType,
-    scale: f64,
-    zero_point: i64,
-) -> Result<Tensor> {
-    let (lo, hi) = dtype.range();
-    let inv = 1.0f32 / scale as f32;
-    let q: Vec<i64> = vals
-        .iter()
-        .map(|&v| quantize_val(v, inv, zero_point, lo, hi))
-        .collect();
-    from_int_values(&q, sizes, per_tensor_quantizer(dtype, scale, zero_point))
-}
-
-/// The integer values of `a` and `b` broadcast to their common shape, and that shape.
-fn broadcast_ints(a: &Tensor, b: &Tensor, what: &str) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
-    let shape = crate::shape::broadcast_shapes(&a.sizes(), &b.sizes()).map_err(|_| {
+/// The common shape of `a` and `b` and the stored integers of both broadcast to it.
+fn broadcast_stored<T: QInt>(
+    a: &Tensor,
+    b: &Tensor,
+    what: &str,
+) -> Result<(Vec<T>, Vec<T>, Vec<i64>)> {
+    let (sa, sb) = (a.sizes(), b.sizes());
+    let shape = crate::shape::broadcast_shapes(&sa, &sb).map_err(|_| {
         Error::runtime(format!(
             "{what}: operands of shapes {:?} and {:?} do not broadcast",
-            a.sizes().as_slice(),
-            b.sizes().as_slice()
+            sa.as_slice(),
+            sb.as_slice()
         ))
     })?;
-    let ints = |t: &Tensor| -> Result<Vec<i64>> {
-        Ok(super::plain_view(t)?.expand(&shape, false)?.to_vec::<i64>())
+    let stored = |t: &Tensor, s: &[i64]| -> Result<Vec<T>> {
+        if s == shape.as_slice() {
+            Ok(with_stored::<T, _>(t, |v| v.to_vec()))
+        } else {
+            Ok(super::plain_view(t)?.expand(&shape, false)?.to_vec::<T>())
+        }
     };
-    Ok((ints(a)?, ints(b)?, shape.to_vec()))
+    Ok((stored(a, &sa)?, stored(b, &sb)?, shape.to_vec()))
 }
 
-fn dequant_ints(vals: &[i64], q: &Quantizer, what: &str) -> Result<Vec<f32>> {
-    let (s, zp) = q.per_tensor(what)?;
-    let s = s as f32;
-    let premul = s * -(zp as f32);
-    Ok(vals
-        .iter()
-        .map(|&v| (v as f32).mul_add(s, premul))
-        .collect())
+/// A per-tensor scale and zero point.
+type QParams = (f64, i64);
+
+/// The per-tensor quantizers of two operands, which must share a dtype.
+fn binary_quantizers<'a>(
+    a: &'a Tensor,
+    b: &'a Tensor,
+    what: &str,
+) -> Result<(&'a Quantizer, QParams, QParams)> {
+    let (qa, qb) = (quantizer_of(a, what)?, quantizer_of(b, what)?);
+    if qa.dtype != qb.dtype {
+        return Err(Error::runtime(format!(
+            "{what}: both inputs must have the same quantized dtype, got {} and {}",
+            qa.dtype.name(),
+            qb.dtype.name()
+        )));
+    }
+    Ok((qa, qa.per_tensor(what)?, qb.per_tensor(what)?))
 }
 
-/// `quantized::add` / `add_relu`: dequantize both, add in `f32`, quantize to `(scale, zp)`.
+/// `quantized::add` / `add_relu`: dequantize both, add in `f32`, quantize to `(scale, zp)`,
+/// fused per element on the stored integers.
 pub fn qadd(a: &Tensor, b: &Tensor, scale: f64, zero_point: i64, relu: bool) -> Result<Tensor> {
     let what = "quantized::add";
-    let (qa, qb) = (quantizer_of(a, what)?, quantizer_of(b, what)?);
-    let (ia, ib, shape) = broadcast_ints(a, b, what)?;
+    let (qa, (sa, za), (sb, zb)) = binary_quantizers(a, b, what)?;
     let dtype = qa.dtype;
-    let (da, db) = (dequant_ints(&ia, qa, what)?, dequant_ints(&ib, qb, what)?);
     check_out_params(scale, zero_point, dtype, what)?;
-    let sum: Vec<f32> = da
-        .iter()
-        .zip(&db)
-        .map(|(&x, &y)| {
-            let v = x + y;
-            if relu {
-                v.max(0.0)
-            } else {
-                v
-            }
-        })
-        .collect();
-    quantize_values(&sum, &shape, dtype, scale, zero_point)
+    let (da, db) = (Dequant::new(sa, za), Dequant::new(sb, zb));
+    let qt = QuantizeTo::new(scale, zero_point, dtype);
+    let floor = if relu { 0.0 } else { f32::NEG_INFINITY };
+    with_qint!(dtype, T => {
+        let (va, vb, shape) = broadcast_stored::<T>(a, b, what)?;
+        let mut out = vec![T::default(); va.len()];
+        fused::add(&va, &vb, da, db, floor, qt, &mut out);
+        from_stored(out, &shape, per_tensor_quantizer(dtype, scale, zero_point))
+    })
 }
 
 /// `quantized::mul` / `mul_relu`: the integer product of the zero-point-shifted operands,
 /// requantized with `multiplier = a_scale * b_scale / scale` (ATen's `qmul` kernel).
 pub fn qmul(a: &Tensor, b: &Tensor, scale: f64, zero_point: i64, relu: bool) -> Result<Tensor> {
     let what = "quantized::mul";
-    let (ia, ib, shape) = broadcast_ints(a, b, what)?;
-    let qa = quantizer_of(a, what)?;
-    let qb = quantizer_of(b, what)?;
-    let (sa, za) = qa.per_tensor(what)?;
-    let (sb, zb) = qb.per_tensor(what)?;
-    check_out_params(scale, zero_point, qa.dtype, what)?;
+    let (qa, (sa, za), (sb, zb)) = binary_quantizers(a, b, what)?;
+    let dtype = qa.dtype;
+    check_out_params(scale, zero_point, dtype, what)?;
     let inv = 1.0f32 / scale as f32;
     let multiplier = (sa * sb * inv as f64) as f32;
-    let (lo, hi) = qa.dtype.range();
+    let (lo, hi) = dtype.range();
     let lo = if relu { lo.max(zero_point) } else { lo };
-    let vals: Vec<i64> = ia
-        .iter()
-        .zip(ib)
-        .map(|(&x, y)| {
-            let c = ((x - za) * (y - zb)) as i32;
-            (round_clamp(c as f32 * multiplier, i64::MIN / 2, i64::MAX / 2) + zero_point)
-                .clamp(lo, hi)
-        })
-        .collect();
-    from_int_values(
-        &vals,
-        &shape,
-        per_tensor_quantizer(qa.dtype, scale, zero_point),
-    )
+    let params = MulParams::new(za, zb, multiplier, zero_point, lo, hi);
+    with_qint!(dtype, T => {
+        let (va, vb, shape) = broadcast_stored::<T>(a, b, what)?;
+        let mut out = vec![T::default(); va.len()];
+        fused::mul(&va, &vb, params, &mut out);
+        from_stored(out, &shape, per_tensor_quantizer(dtype, scale, zero_point))
+    })
 }
 
 /// `quantized::hardswish`: `x * min(max(x + 3, 0), 6) / 6` on dequantized values.
 pub fn qhardswish(x: &Tensor, scale: f64, zero_point: i64) -> Result<Tensor> {
     let what = "quantized::hardswish";
-    let (dx, dtype) = dequant_values(x, what)?;
+    let q = quantizer_of(x, what)?;
+    let (s, zp) = q.per_tensor(what)?;
+    let dtype = q.dtype;
     check_out_params(scale, zero_point, dtype, what)?;
-    let y: Vec<f32> = dx
-        .iter()
-        .map(|&v| v * (v + 3.0).clamp(0.0, 6.0) / 6.0)
-        .collect();
-    quantize_values(&y, &x.sizes(), dtype, scale, zero_point)
+    let (d, qt) = (
+        Dequant::new(s, zp),
+        QuantizeTo::new(scale, zero_point, dtype),
+    );
+    with_qint!(dtype, T => {
+        let mut out = vec![T::default(); x.numel()];
+        with_stored::<T, _>(x, |v| fused::hardswish(v, d, qt, &mut out));
+        from_stored(out, &x.sizes(), per_tensor_quantizer(dtype, scale, zero_point))
+    })
 }
 
 /// `hardsigmoid` of a quantized tensor: `min(max(x + 3, 0), 6) / 6`, quantized with the fixed
 /// parameters ATen uses (scale 1/256, zero point 0 for quint8, -128 for qint8).
 pub fn qhardsigmoid(x: &Tensor) -> Result<Tensor> {
     let what = "hardsigmoid";
-    let (dx, dtype) = dequant_values(x, what)?;
+    let q = quantizer_of(x, what)?;
+    let (s, zp) = q.per_tensor(what)?;
+    let dtype = q.dtype;
     let zero_point = match dtype {
         QDType::QUInt8 => 0,
         QDType::QInt8 => -128,
@@ -687,11 +725,16 @@ pub fn qhardsigmoid(x: &Tensor) -> Result<Tensor> {
             ))
         }
     };
-    let y: Vec<f32> = dx
-        .iter()
-        .map(|&v| (v + 3.0).clamp(0.0, 6.0) / 6.0)
-        .collect();
-    quantize_values(&y, &x.sizes(), dtype, 1.0 / 256.0, zero_point)
+    let scale = 1.0 / 256.0;
+    let (d, qt) = (
+        Dequant::new(s, zp),
+        QuantizeTo::new(scale, zero_point, dtype),
+    );
+    with_qint!(dtype, T => {
+        let mut out = vec![T::default(); x.numel()];
+        with_stored::<T, _>(x, |v| fused::hardsigmoid(v, d, qt, &mut out));
+        from_stored(out, &x.sizes(), per_tensor_quantizer(dtype, scale, zero_point))
+    })
 }
 
 /// `relu` of a quantized tensor: `max(q, zero_point)` with the same quantizer.
@@ -699,8 +742,23 @@ pub fn qrelu(x: &Tensor) -> Result<Tensor> {
     let what = "relu";
     let q = quantizer_of(x, what)?;
     let (_, zp) = q.per_tensor(what)?;
-    let vals: Vec<i64> = int_values(x).iter().map(|&v| v.max(zp)).collect();
-    from_int_values(&vals, &x.sizes(), (**q).clone())
+    with_qint!(q.dtype, T => {
+        let zq = T::from_i64(zp);
+        let zi = zq.to_i32();
+        let v: Vec<T> = x
+            .to_vec::<T>()
+            .into_iter()
+            .map(|v| if v.to_i32() < zi { zq } else { v })
+            .collect();
+        from_stored(v, &x.sizes(), (**q).clone())
+    })
+}
+
+/// A quantized tensor of `q`'s dtype over `vals` (each in range).
+fn from_i32_values(vals: &[i32], sizes: &[i64], q: Quantizer) -> Result<Tensor> {
+    with_qint!(q.dtype, T => {
+        from_stored(vals.iter().map(|&v| T::from_i64(v as i64)).collect::<Vec<T>>(), sizes, q)
+    })
 }
 
 /// Splits `[.., H, W]` into planes; returns (planes, H, W).
@@ -776,13 +834,13 @@ pub fn qmax_pool2d(
             x.sizes().as_slice()
         )));
     };
-    let xi = int_values(x);
-    let mut vals = vec![0i64; np * oh * ow];
+    let xi = x.to_vec::<i32>();
+    let mut vals = vec![0i32; np * oh * ow];
     for pl in 0..np {
         let base = pl * h * w;
         for y in 0..oh {
             for xo in 0..ow {
-                let mut best = i64::MIN;
+                let mut best = i32::MIN;
                 for ki in 0..kernel[0] {
                     let iy = (y * stride[0] + ki * dilation[0]) as isize - padding[0] as isize;
                     if iy < 0 || iy as usize >= h {
@@ -800,7 +858,7 @@ pub fn qmax_pool2d(
             }
         }
     }
-    from_int_values(&vals, &out_shape(x, oh, ow), (**q).clone())
+    from_i32_values(&vals, &out_shape(x, oh, ow), (**q).clone())
 }
 
 /// `adaptive_avg_pool2d` of a quantized tensor: the integer sum of each window, shifted by the
@@ -818,8 +876,8 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
         )));
     }
     let (lo, hi) = q.dtype.range();
-    let xi = int_values(x);
-    let mut vals = vec![0i64; np * oh * ow];
+    let xi = x.to_vec::<i32>();
+    let mut vals = vec![0i32; np * oh * ow];
     for pl in 0..np {
         let base = pl * h * w;
         for i in 0..oh {
@@ -830,7 +888,7 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
                 let mut acc: i64 = 0;
                 for y in hs..he {
                     for xx in ws..we {
-                        acc += xi[base + y * w + xx];
+                        acc += xi[base + y * w + xx] as i64;
                     }
                 }
                 acc -= size * zp;
@@ -839,11 +897,11 @@ pub fn qadaptive_avg_pool2d(x: &Tensor, output_size: [usize; 2]) -> Result<Tenso
                 let (in_scale, out_scale) = (s as f32, s as f32);
                 let multiplier = in_scale / out_scale / size as f32;
                 let v = round_clamp(acc as f32 * multiplier, i64::MIN / 2, i64::MAX / 2) + zp;
-                vals[(pl * oh + i) * ow + j] = v.clamp(lo, hi);
+                vals[(pl * oh + i) * ow + j] = v.clamp(lo, hi) as i32;
             }
         }
     }
-    from_int_values(&vals, &out_shape(x, oh, ow), (**q).clone())
+    from_i32_values(&vals, &out_shape(x, oh, ow), (**q).clone())
 }
 
 #[cfg(test)]
@@ -974,9 +1032,18 @@ mod tests {
                 if kind_for(abs_max(&x), pw.row_l1) == Some(ExactFloat::F32) {
                     weights.push(pw.as_f32(&wsz).unwrap());
                 }
+                let xs = [2, ic as i64, h as i64, w as i64];
+                let want: Vec<f32> = want.iter().map(|&a| a as f32).collect();
                 for wf in weights {
-                    let got = conv_acc_float(&x, &wf, &g, &p).unwrap();
                     let dt = wf.dtype();
+                    let xt = if dt == crate::DType::Float64 {
+                        Tensor::from_vec(x.iter().map(|&v| v as f64).collect::<Vec<_>>(), &xs)
+                    } else {
+                        Tensor::from_vec(x.iter().map(|&v| v as f32).collect::<Vec<_>>(), &xs)
+                    };
+                    let got = conv_acc_float(&xt.unwrap(), &wf, &g, &p)
+                        .unwrap()
+                        .to_vec::<f32>();
                     assert_eq!(got, want, "{ic} {oc} {groups} {h}x{w} k{k} {dt:?}");
                 }
             }

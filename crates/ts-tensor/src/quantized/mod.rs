@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::{DType, Error, Result, Tensor};
 
+mod fused;
 mod kernels;
 mod lstm;
 mod weight_cache;
@@ -190,6 +191,18 @@ pub fn from_int_values(values: &[i64], sizes: &[i64], quantizer: Quantizer) -> R
     Ok(Tensor::with_quantizer(&ints, Arc::new(quantizer)))
 }
 
+/// A new contiguous quantized tensor of shape `sizes` over stored integers `values` (of the
+/// quantizer's storage type).
+pub(crate) fn from_stored<T: crate::element::Element>(
+    values: Vec<T>,
+    sizes: &[i64],
+    quantizer: Quantizer,
+) -> Result<Tensor> {
+    debug_assert_eq!(T::DTYPE, quantizer.dtype.storage_dtype());
+    let ints = Tensor::from_vec(values, sizes)?;
+    Ok(Tensor::with_quantizer(&ints, Arc::new(quantizer)))
+}
+
 /// A quantized tensor over an existing integer tensor (loading `_rebuild_qtensor`): checks
 /// that the storage dtype fits `quantizer` and that per-channel parameters match the shape.
 pub fn from_int_tensor(ints: &Tensor, quantizer: Quantizer) -> Result<Tensor> {
@@ -263,21 +276,20 @@ pub fn quantize_per_tensor(
 ) -> Result<Tensor> {
     check_float(x, "quantize_per_tensor")?;
     check_qparams(scale, zero_point, dtype)?;
-    let (lo, hi) = dtype.range();
-    let inv = 1.0f32 / scale as f32;
-    let vals: Vec<i64> = x
-        .to_vec::<f32>()
-        .into_iter()
-        .map(|v| quantize_val(v, inv, zero_point, lo, hi))
-        .collect();
-    from_int_values(
-        &vals,
-        &x.sizes(),
-        Quantizer {
-            dtype,
-            scheme: QScheme::PerTensorAffine { scale, zero_point },
-        },
-    )
+    let qt = fused::QuantizeTo::new(scale, zero_point, dtype);
+    let quantizer = Quantizer {
+        dtype,
+        scheme: QScheme::PerTensorAffine { scale, zero_point },
+    };
+    fused::with_qint!(dtype, T => {
+        let mut out = vec![T::default(); x.numel()];
+        if x.dtype() == DType::Float32 {
+            fused::with_stored::<f32, _>(x, |v| fused::quantize(v, qt, &mut out));
+        } else {
+            fused::quantize(&x.to_vec::<f32>(), qt, &mut out);
+        }
+        from_stored(out, &x.sizes(), quantizer)
+    })
 }
 
 /// Per-channel quantization along `axis` (`torch.quantize_per_channel`).
@@ -337,31 +349,32 @@ pub fn quantize_per_channel(
 pub fn dequantize(q: &Tensor) -> Result<Tensor> {
     let quantizer = quantizer_of(q, "dequantize")?;
     let sizes = q.sizes();
-    let vals = int_values(q);
-    let out: Vec<f32> = match &quantizer.scheme {
+    let (scales, zero_points, axis) = match &quantizer.scheme {
         QScheme::PerTensorAffine { scale, zero_point } => {
-            let s = *scale as f32;
-            let premul = s * -(*zero_point as f32);
-            vals.iter()
-                .map(|&v| (v as f32).mul_add(s, premul))
-                .collect()
+            let d = fused::Dequant::new(*scale, *zero_point);
+            let out = fused::with_qint!(quantizer.dtype, T => {
+                let mut out = vec![0.0f32; q.numel()];
+                fused::with_stored::<T, _>(q, |v| fused::dequantize(v, d, &mut out));
+                out
+            });
+            return Tensor::from_vec(out, &sizes);
         }
         QScheme::PerChannelAffine {
             scales,
             zero_points,
             axis,
-        } => {
-            let inner: usize = sizes[axis + 1..].iter().product::<i64>() as usize;
-            let channels = sizes[*axis] as usize;
-            vals.iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    let c = (i / inner.max(1)) % channels.max(1);
-                    (v - zero_points[c]) as f32 * scales[c] as f32
-                })
-                .collect()
-        }
+        } => (scales, zero_points, *axis),
     };
+    let inner: usize = sizes[axis + 1..].iter().product::<i64>() as usize;
+    let channels = sizes[axis] as usize;
+    let out: Vec<f32> = int_values(q)
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let c = (i / inner.max(1)) % channels.max(1);
+            (v - zero_points[c]) as f32 * scales[c] as f32
+        })
+        .collect();
     Tensor::from_vec(out, &sizes)
 }
 
