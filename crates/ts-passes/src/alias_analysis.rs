@@ -17,6 +17,25 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use ts_core::{aten, prim, AliasInfo, IValue, Symbol, Type, TypeRef};
+
+/// Node kinds whose outputs are fresh values: they write nothing, and their outputs alias
+/// nothing that exists before them.
+const CREATOR_KINDS: &[Symbol] = &[
+    prim::Constant,
+    prim::Uninitialized,
+    prim::AutogradZero,
+    prim::AutogradAdd,
+    prim::FusedConcat,
+    prim::MMTreeReduce,
+    prim::MMBatchSide,
+    prim::BroadcastSizes,
+    prim::ChunkSizes,
+    prim::Closure,
+    prim::CreateObject,
+    prim::tolist,
+    prim::TensorExprGroup,
+    prim::StaticSubgraph,
+];
 use ts_ir::{BlockId, Graph, NodeId, ValueId};
 
 use crate::memory_locations::MemoryLocations;
@@ -136,21 +155,10 @@ impl AliasDb {
         if k == prim::CallFunction || k == prim::CallMethod || k == prim::Enter || k == prim::Exit {
             return true;
         }
+        if CREATOR_KINDS.contains(&k) {
+            return false;
+        }
         let no_writes = [
-            prim::Constant,
-            prim::Uninitialized,
-            prim::AutogradZero,
-            prim::AutogradAdd,
-            prim::FusedConcat,
-            prim::MMTreeReduce,
-            prim::MMBatchSide,
-            prim::BroadcastSizes,
-            prim::ChunkSizes,
-            prim::Closure,
-            prim::CreateObject,
-            prim::tolist,
-            prim::TensorExprGroup,
-            prim::StaticSubgraph,
             prim::TupleConstruct,
             prim::ListConstruct,
             prim::DictConstruct,
@@ -448,23 +456,7 @@ impl AliasDb {
             }
             return;
         }
-        let creators = [
-            prim::Constant,
-            prim::Uninitialized,
-            prim::AutogradZero,
-            prim::AutogradAdd,
-            prim::FusedConcat,
-            prim::MMTreeReduce,
-            prim::MMBatchSide,
-            prim::BroadcastSizes,
-            prim::ChunkSizes,
-            prim::Closure,
-            prim::CreateObject,
-            prim::tolist,
-            prim::TensorExprGroup,
-            prim::StaticSubgraph,
-        ];
-        if creators.contains(&k) {
+        if CREATOR_KINDS.contains(&k) {
             for &o in &outs {
                 self.give_fresh_alias(g, o, true);
             }
