@@ -13,6 +13,7 @@
 //! database current through the small mutation API (`replace_with_new_value`, `create_value`,
 //! `erase_writes_of`), as PyTorch's passes do.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -821,11 +822,24 @@ impl AliasDb {
         }
     }
 
-    fn locs(&self, e: usize) -> MemoryLocations {
-        self.locations
-            .get(e)
-            .cloned()
-            .unwrap_or_else(|| MemoryLocations::single(e))
+    /// The locations element `e` may point to, borrowed where they are recorded (a clone per
+    /// query dominated DCE on large graphs).
+    fn locs(&self, e: usize) -> Cow<'_, MemoryLocations> {
+        match self.locations.get(e) {
+            Some(l) => Cow::Borrowed(l),
+            None => Cow::Owned(MemoryLocations::single(e)),
+        }
+    }
+
+    /// Adds the locations `v` may point to into `out` (nothing for a value alias analysis does
+    /// not track); DCE folds its live values into one set with it.
+    pub fn add_value_locations(&self, v: ValueId, out: &mut MemoryLocations) {
+        if let Some(&e) = self.element_of.get(&v) {
+            match self.locations.get(e) {
+                Some(l) => out.union_with(l),
+                None => out.set(e),
+            }
+        }
     }
 
     fn rebuild_written_index(&mut self) {

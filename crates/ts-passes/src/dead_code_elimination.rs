@@ -14,6 +14,7 @@ use ts_core::prim;
 use ts_ir::{BlockId, Graph, NodeId, ValueId};
 
 use crate::alias_analysis::AliasDb;
+use crate::memory_locations::MemoryLocations;
 use crate::side_effects::{node_has_side_effects, schema_is_mutable};
 
 /// Runs DCE over the whole graph with alias analysis; returns whether anything was removed.
@@ -37,6 +38,12 @@ struct Eliminator {
     alias_db: Option<AliasDb>,
     marked: HashSet<NodeId>,
     live: HashSet<ValueId>,
+    /// `live` in insertion order: the values from `folded` on are not yet in `live_locations`.
+    live_order: Vec<ValueId>,
+    folded: usize,
+    /// Every location a live value may point to (grows with `live`), so "does this node write
+    /// memory a live value may point to" is one intersection instead of one per live value.
+    live_locations: MemoryLocations,
     memo: HashMap<NodeId, bool>,
     changed: bool,
 }
@@ -49,6 +56,9 @@ impl Eliminator {
             alias_db: None,
             marked: HashSet::new(),
             live: HashSet::new(),
+            live_order: Vec::new(),
+            folded: 0,
+            live_locations: MemoryLocations::new(),
             memo: HashMap::new(),
             changed: false,
         }
@@ -129,16 +139,16 @@ impl Eliminator {
             let body_out = g.block_outputs(block);
             for (i, &out) in g.node(outer).outputs().iter().enumerate() {
                 if self.live.contains(&out) || g.value(body_in[1 + i]).has_uses() {
-                    self.live.insert(body_out[1 + i]);
+                    self.make_live(body_out[1 + i]);
                 }
             }
             // The continue condition is read by the loop itself.
-            self.live.insert(body_out[0]);
+            self.make_live(body_out[0]);
         } else {
             let outs = g.node(outer).outputs();
             for (i, &inner) in g.block_outputs(block).iter().enumerate() {
                 if outs.get(i).is_some_and(|o| self.live.contains(o)) {
-                    self.live.insert(inner);
+                    self.make_live(inner);
                 }
             }
         }
@@ -184,13 +194,31 @@ impl Eliminator {
         if g.node(n).outputs().iter().any(|o| self.live.contains(o)) {
             return self.mark_node(g, n);
         }
-        if self.use_alias_db && !self.no_writers {
-            let live: Vec<ValueId> = self.live.iter().copied().collect();
-            if self.alias_db(g).writes_to_alias(g, n, &live) {
-                return self.mark_node(g, n);
-            }
+        if self.use_alias_db && !self.no_writers && self.writes_live_memory(g, n) {
+            return self.mark_node(g, n);
         }
         false
+    }
+
+    fn make_live(&mut self, v: ValueId) {
+        if self.live.insert(v) {
+            self.live_order.push(v);
+        }
+    }
+
+    /// True when `n` writes memory a live value may point to.
+    fn writes_live_memory(&mut self, g: &Graph, n: NodeId) -> bool {
+        self.alias_db(g);
+        let db = self.alias_db.as_ref().expect("built above");
+        let written = db.get_writes(g, n);
+        if written.is_empty() {
+            return false;
+        }
+        for &v in &self.live_order[self.folded..] {
+            db.add_value_locations(v, &mut self.live_locations);
+        }
+        self.folded = self.live_order.len();
+        written.intersects(&self.live_locations)
     }
 
     /// Marks `n` and the nodes enclosing it; its inputs become live.
@@ -204,13 +232,13 @@ impl Eliminator {
         while let Some(owner) = g.node(cur).owning_block().and_then(|b| g.block_owner(b)) {
             if self.marked.insert(owner) {
                 for &i in g.node(owner).inputs() {
-                    self.live.insert(i);
+                    self.make_live(i);
                 }
             }
             cur = owner;
         }
         for &i in g.node(n).inputs() {
-            self.live.insert(i);
+            self.make_live(i);
         }
         true
     }

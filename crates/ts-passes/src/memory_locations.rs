@@ -64,6 +64,14 @@ impl MemoryLocations {
             self.words = other.words.clone();
             return;
         }
+        if let [(k, bits)] = other.words[..] {
+            // One word (the common case): or it in place.
+            match self.find(k) {
+                Ok(at) => self.words[at].1 |= bits,
+                Err(at) => self.words.insert(at, (k, bits)),
+            }
+            return;
+        }
         let mut out = Vec::with_capacity(self.words.len() + other.words.len());
         let (mut a, mut b) = (self.words.iter().peekable(), other.words.iter().peekable());
         loop {
@@ -164,6 +172,8 @@ mod tests {
         f.union_with(&MemoryLocations::single(63));
         f.union_with(&MemoryLocations::single(6400));
         assert_eq!(f.iter().collect::<Vec<_>>(), vec![63, 64, 6400]);
+        f.union_with(&MemoryLocations::single(65));
+        assert_eq!(f.iter().collect::<Vec<_>>(), vec![63, 64, 65, 6400]);
         assert!(f.intersects(&MemoryLocations::single(6400)));
     }
 }

@@ -5,6 +5,7 @@
 //! `spatial_scale`. Sample positions, weights and sums follow torchvision's CPU kernels term
 //! by term in the input's dtype, so results match to the last bit in the usual cases.
 
+use rayon::prelude::*;
 use ts_tensor::{DType, Error, Tensor};
 
 use crate::real::{check, d, not_floating, r, Real};
@@ -27,15 +28,7 @@ impl<T: Real> Maps<T> {
 
 /// The bilinear sample of `plane` at `(y, x)`; 0 outside `[-1, size]` (and for NaN).
 fn bilinear<T: Real>(plane: &[T], height: usize, width: usize, y: T, x: T) -> T {
-    let (yd, xd) = (d(y), d(x));
-    if !(yd >= -1.0 && yd <= height as f64 && xd >= -1.0 && xd <= width as f64) {
-        return T::zero();
-    }
-    let (w, ylo, yhi, xlo, xhi) = weights(height, width, y, x);
-    w[0] * plane[ylo * width + xlo]
-        + w[1] * plane[ylo * width + xhi]
-        + w[2] * plane[yhi * width + xlo]
-        + w[3] * plane[yhi * width + xhi]
+    SamplePoint::new(height, width, y, x).interpolate(plane)
 }
 
 /// Interpolation weights and corner indices of an in-range sample point.
@@ -71,6 +64,47 @@ fn weights<T: Real>(
     let one = T::one();
     let (hy, hx) = (one - ly, one - lx);
     ([hy * hx, hy * lx, ly * hx, ly * lx], ylo, yhi, xlo, xhi)
+}
+
+/// A bilinear sample point resolved against a map size: its four corner offsets and
+/// weights, or nothing for a point outside the map (which samples as zero).
+struct SamplePoint<T> {
+    corners: [usize; 4],
+    weights: [T; 4],
+    inside: bool,
+}
+
+impl<T: Real> SamplePoint<T> {
+    fn new(height: usize, width: usize, y: T, x: T) -> SamplePoint<T> {
+        let (yd, xd) = (d(y), d(x));
+        if !(yd >= -1.0 && yd <= height as f64 && xd >= -1.0 && xd <= width as f64) {
+            return SamplePoint {
+                corners: [0; 4],
+                weights: [T::zero(); 4],
+                inside: false,
+            };
+        }
+        let (weights, ylo, yhi, xlo, xhi) = weights(height, width, y, x);
+        SamplePoint {
+            corners: [
+                ylo * width + xlo,
+                ylo * width + xhi,
+                yhi * width + xlo,
+                yhi * width + xhi,
+            ],
+            weights,
+            inside: true,
+        }
+    }
+
+    /// The sample of `plane` (torchvision's sum of the four weighted corners, in its order).
+    fn interpolate(&self, plane: &[T]) -> T {
+        if !self.inside {
+            return T::zero();
+        }
+        let (c, w) = (&self.corners, &self.weights);
+        w[0] * plane[c[0]] + w[1] * plane[c[1]] + w[2] * plane[c[2]] + w[3] * plane[c[3]]
+    }
 }
 
 /// A region's start and bin sizes: `(start_h, start_w, bin_h, bin_w, height, width)`.
@@ -137,6 +171,29 @@ impl<T: Real> Region<T> {
             + r::<T>(pw as f64) * self.bin_w
             + r::<T>(ix as f64 + 0.5) * self.bin_w / r::<T>(self.grid_w as f64);
         (y, x)
+    }
+
+    /// How many sample points a bin has (none for a negative grid, which an inverted
+    /// region with `aligned` gives).
+    fn samples_per_bin(&self) -> usize {
+        (self.grid_h.max(0) * self.grid_w.max(0)) as usize
+    }
+
+    /// Every bin's sample points, bin by bin (row-major), `grid_h * grid_w` per bin.
+    fn sample_points(&self, maps: &Maps<T>, pooled: (i64, i64)) -> Vec<SamplePoint<T>> {
+        let mut points =
+            Vec::with_capacity((pooled.0 * pooled.1) as usize * self.samples_per_bin());
+        for ph in 0..pooled.0 {
+            for pw in 0..pooled.1 {
+                for iy in 0..self.grid_h {
+                    for ix in 0..self.grid_w {
+                        let (y, x) = self.sample(ph, pw, iy, ix);
+                        points.push(SamplePoint::new(maps.height, maps.width, y, x));
+                    }
+                }
+            }
+        }
+        points
     }
 
     /// The average of the bin's samples in `plane`, divided by `count`.
@@ -229,28 +286,42 @@ fn roi_align_impl<T: Real>(
     let boxes = rois.to_vec::<T>();
     let offset = if aligned { r::<T>(0.5) } else { T::zero() };
     let scale = r::<T>(spatial_scale);
-    let mut out = Vec::with_capacity((k * c * pooled.0 * pooled.1) as usize);
-    for roi in boxes.chunks_exact(5) {
-        let reg = region(
-            roi,
-            scale,
-            offset,
-            !aligned,
-            pooled,
-            sampling_ratio,
-            batches,
-        )?;
-        // An empty sampling grid averages to zero.
-        let count = r::<T>((reg.grid_h * reg.grid_w).max(1) as f64);
-        for ch in 0..maps.channels {
-            let plane = maps.plane(reg.batch, ch);
-            for ph in 0..pooled.0 {
-                for pw in 0..pooled.1 {
-                    out.push(reg.bin_average(&maps, plane, ph, pw, count));
+    let regions = boxes
+        .chunks_exact(5)
+        .map(|roi| {
+            region(
+                roi,
+                scale,
+                offset,
+                !aligned,
+                pooled,
+                sampling_ratio,
+                batches,
+            )
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let bins = (pooled.0 * pooled.1) as usize;
+    let mut out = vec![T::zero(); k as usize * maps.channels * bins];
+    // Regions in parallel; within one, the sample points and weights are computed once and
+    // reused for every channel (they do not depend on it).
+    out.par_chunks_mut(maps.channels * bins)
+        .zip(regions.par_iter())
+        .for_each(|(o, reg)| {
+            // An empty sampling grid averages to zero.
+            let count = r::<T>((reg.grid_h * reg.grid_w).max(1) as f64);
+            let points = reg.sample_points(&maps, pooled);
+            let per_bin = reg.samples_per_bin();
+            for (ch, oc) in o.chunks_exact_mut(bins).enumerate() {
+                let plane = maps.plane(reg.batch, ch);
+                for (bin, v) in oc.iter_mut().enumerate() {
+                    let mut sum = T::zero();
+                    for p in &points[bin * per_bin..(bin + 1) * per_bin] {
+                        sum += p.interpolate(plane);
+                    }
+                    *v = sum / count;
                 }
             }
-        }
-    }
+        });
     Tensor::from_vec(out, &shape)
 }
 

@@ -465,13 +465,12 @@ fn conv_transpose2d_forward(
             .expand(&[n, kk, cig], false)?;
         let xg = xc.narrow(1, gi * cig, cig)?.reshape(&[n, cig, h * wd])?;
         let cols = product(&wg, &xg, None, Scalar::Int(0), Scalar::Int(1))?;
+        let cols = cols.contiguous()?;
         macro_rules! fold {
             ($T:ty) => {{
-                let cv = cols.contiguous_vec::<$T>()?;
-                Tensor::from_vec(
-                    col2im(&cv, n as usize, cog as usize, &win),
-                    &[n, cog, oh, ow],
-                )?
+                let folded =
+                    with_slice::<$T, _>(&cols, |cv| col2im(cv, n as usize, cog as usize, &win))?;
+                Tensor::from_vec(folded, &[n, cog, oh, ow])?
             }};
         }
         parts.push(match ct {
