@@ -14,7 +14,8 @@
 //! `erase_writes_of`), as PyTorch's passes do.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+// Keyed by dense arena ids: foldhash, not SipHash (hashing was ~10% of compile time).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::fmt::Write as _;
 
 use ts_core::{aten, prim, AliasInfo, IValue, Symbol, Type, TypeRef};
