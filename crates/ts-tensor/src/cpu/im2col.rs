@@ -103,6 +103,60 @@ pub(crate) fn im2col<T: Accum>(
     });
 }
 
+/// True when `g`'s kernel tiles the output without overlap or padding (stride equal to the
+/// kernel, as the 2x2/stride-2 upsampling of U-Nets and Mask R-CNN's mask head): every output
+/// element then receives exactly one column entry, so [`scatter_tiles`] applies.
+pub(crate) fn tiles_without_overlap(g: &Window) -> bool {
+    g.sh == g.kh
+        && g.sw == g.kw
+        && g.ph == 0
+        && g.pw == 0
+        && g.dh == 1
+        && g.dw == 1
+        && g.oh == g.h * g.kh
+        && g.ow == g.w * g.kw
+}
+
+/// [`col2im`] for a window that [`tiles_without_overlap`], with the per-channel `bias` added
+/// in the same pass: each output element is `(0 + column entry) + bias`, the same arithmetic
+/// as folding then adding the bias, without the accumulation buffer's second pass.
+pub(crate) fn scatter_tiles<T: Accum>(
+    cols: &[T],
+    n: usize,
+    c: usize,
+    g: &Window,
+    bias: Option<&[T]>,
+) -> Vec<T> {
+    let oplane = g.oh * g.ow;
+    let mut out = vec![T::default(); n * c * oplane];
+    if oplane == 0 {
+        return out;
+    }
+    let l = g.h * g.w;
+    let k = g.kh * g.kw;
+    out.par_chunks_mut(oplane).enumerate().for_each(|(p, dst)| {
+        let (nb, ci) = (p / c, p % c);
+        let b = bias.map(|b| b[ci]);
+        for ki in 0..g.kh {
+            for kj in 0..g.kw {
+                let row = ((nb * c + ci) * k + ki * g.kw + kj) * l;
+                let src = &cols[row..row + l];
+                for iy in 0..g.h {
+                    let drow = &mut dst[(iy * g.kh + ki) * g.ow..][..g.ow];
+                    for (ix, &v) in src[iy * g.w..(iy + 1) * g.w].iter().enumerate() {
+                        let folded = T::default().acc(v);
+                        drow[ix * g.kw + kj] = match b {
+                            Some(b) => folded.acc(b),
+                            None => folded,
+                        };
+                    }
+                }
+            }
+        }
+    });
+    out
+}
+
 /// Folds columns `[n, c * kh * kw, h * w]` (one column per *input* position of a transposed
 /// convolution) into `[n, c, oh, ow]`, summing overlapping taps.
 pub(crate) fn col2im<T: Accum>(cols: &[T], n: usize, c: usize, g: &Window) -> Vec<T> {
@@ -342,5 +396,64 @@ mod tests {
         assert!(out[3].is_nan() && out[4].is_nan() && out[5].is_nan() && !out[2].is_nan());
         assert!(out[11].is_infinite() && out[13].is_infinite() && out[14] == 4.0);
         assert_eq!(out[0], 3.0);
+    }
+
+    #[test]
+    fn scatter_tiles_matches_fold_then_bias_bit_for_bit() {
+        let mut seed = 11u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for &(n, c, h, w, kh, kw) in &[(2, 3, 5, 7, 2, 2), (1, 4, 3, 1, 3, 2), (1, 1, 1, 2, 1, 1)] {
+            let g = Window {
+                h,
+                w,
+                kh,
+                kw,
+                sh: kh,
+                sw: kw,
+                ph: 0,
+                pw: 0,
+                dh: 1,
+                dw: 1,
+                oh: h * kh,
+                ow: w * kw,
+            };
+            assert!(tiles_without_overlap(&g));
+            let mut cols: Vec<f32> = (0..n * c * kh * kw * h * w).map(|_| rnd()).collect();
+            cols[0] = f32::NAN;
+            cols[1] = -0.0;
+            let bias: Vec<f32> = (0..c).map(|_| rnd()).collect();
+            let folded = col2im(&cols, n, c, &g);
+            let with_bias: Vec<f32> = folded
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| v + bias[(i / (g.oh * g.ow)) % c])
+                .collect();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&scatter_tiles(&cols, n, c, &g, None)), bits(&folded));
+            assert_eq!(
+                bits(&scatter_tiles(&cols, n, c, &g, Some(&bias))),
+                bits(&with_bias)
+            );
+        }
+        let overlapping = Window {
+            h: 4,
+            w: 4,
+            kh: 3,
+            kw: 3,
+            sh: 2,
+            sw: 2,
+            ph: 0,
+            pw: 0,
+            dh: 1,
+            dw: 1,
+            oh: 9,
+            ow: 9,
+        };
+        assert!(!tiles_without_overlap(&overlapping));
     }
 }

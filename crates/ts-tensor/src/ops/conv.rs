@@ -6,7 +6,7 @@
 
 use crate::cpu::contiguous::{filled_tensor, with_slice};
 use crate::cpu::conv::{conv2d_tiled, ConvShape};
-use crate::cpu::im2col::{col2im, depthwise, im2col, Window};
+use crate::cpu::im2col::{col2im, depthwise, im2col, scatter_tiles, tiles_without_overlap, Window};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::join::cat;
@@ -455,6 +455,36 @@ fn conv_transpose2d_forward(
     let xc = x.to_dtype(ct, false)?.contiguous()?;
     let wc = w.to_dtype(ct, false)?.contiguous()?;
     let kk = cog * kh * kw;
+    if g == 1 && tiles_without_overlap(&win) && bias.is_none_or(|b| b.numel() as i64 == cog) {
+        let wg = wc
+            .reshape(&[cin, kk])?
+            .t()?
+            .unsqueeze(0)?
+            .expand(&[n, kk, cin], false)?;
+        let xg = xc.reshape(&[n, cin, h * wd])?;
+        let cols = product(&wg, &xg, None, Scalar::Int(0), Scalar::Int(1))?.contiguous()?;
+        let bias = bias
+            .map(|b| b.to_dtype(ct, false)?.contiguous())
+            .transpose()?;
+        macro_rules! scatter {
+            ($T:ty) => {{
+                let b = bias
+                    .as_ref()
+                    .map(|b| b.contiguous_vec::<$T>())
+                    .transpose()?;
+                let out = with_slice::<$T, _>(&cols, |cv| {
+                    scatter_tiles(cv, n as usize, cog as usize, &win, b.as_deref())
+                })?;
+                Tensor::from_vec(out, &[n, cog, oh, ow])?
+            }};
+        }
+        let out = match ct {
+            DType::Float32 => scatter!(f32),
+            DType::Float64 => scatter!(f64),
+            _ => scatter!(i64),
+        };
+        return out.to_dtype(dt, false);
+    }
     let mut parts = Vec::with_capacity(g as usize);
     for gi in 0..g {
         let wg = wc
