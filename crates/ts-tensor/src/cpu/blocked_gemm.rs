@@ -534,6 +534,54 @@ pub(crate) fn pack_lhs<T: GemmFloat>(
     true
 }
 
+/// The rows of the fastest kernel's micro-tile and the columns of its micro-panel (`None`
+/// when this CPU has no kernel for `T`).
+pub(crate) fn micro_tile<T: GemmFloat>() -> Option<(usize, usize)> {
+    T::best_kernel().map(|k| (k.mr, k.nr))
+}
+
+/// Packs B, given transposed as `cols` contiguous rows of `k` values (`bt[j * k + q]` is
+/// `B[q, j]`, a weight matrix `[out, in]` used as `W^T`), into the micro-panels [`gemm_packed`]
+/// reads (`ceil(cols / nr) * nr * k` values in `out`); `false` when this CPU has no kernel.
+pub(crate) fn pack_rhs_transposed<T: GemmFloat>(
+    bt: &[T],
+    cols: usize,
+    k: usize,
+    out: &mut [T],
+) -> bool {
+    let Some(kern) = T::best_kernel() else {
+        return false;
+    };
+    if cols == 0 || k == 0 {
+        return true;
+    }
+    assert!(
+        bt.len() >= cols * k && out.len() == cols.div_ceil(kern.nr) * kern.nr * k,
+        "pack_rhs_transposed: operand sizes do not match"
+    );
+    let p = Problem {
+        m: 0,
+        n: cols,
+        k,
+        a: std::ptr::null(),
+        rsa: 0,
+        csa: 0,
+        b: bt.as_ptr(),
+        rsb: 1,
+        csb: k as isize,
+        c: std::ptr::null_mut(),
+        rsc: 0,
+        csc: 0,
+        alpha: T::ONE,
+        beta: T::ONE,
+        read_c: false,
+    };
+    // SAFETY: rows `0..k`, columns `0..cols` of B lie inside `bt` (asserted above); `out` holds
+    // the `ceil(cols / nr)` panels of `k * nr` values.
+    unsafe { pack_b(&p, 0, k, 0, cols, kern.nr, false, out) };
+    true
+}
+
 /// [`gemm`] with operands the caller packed (the pointer and strides of a packed operand are
 /// not read). A convolution unfolds its patches straight into B's packed layout, which saves
 /// copying them once more into the GEMM's own packing buffer. Returns `false` (doing nothing)

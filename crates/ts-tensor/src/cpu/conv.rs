@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use gemm::Parallelism;
 use rayon::prelude::*;
 
-use crate::cpu::blocked_gemm::{pack_lhs, packed_lhs_len, Prepacked};
+use crate::cpu::blocked_gemm::{pack_lhs, pack_rhs_transposed, packed_lhs_len, Prepacked};
 use crate::cpu::contiguous::with_slice;
 use crate::cpu::im2col::Window;
 use crate::element::Element;
@@ -181,32 +181,93 @@ fn padded_dims(g: &Window) -> (usize, usize) {
     )
 }
 
-/// The input planes (`[planes, h, w]`) with their zero padding written out (`[planes, hp, wp]`
-/// of [`padded_dims`]) into `out`, so that every patch row of [`unfold_tile_packed`] reads in
-/// bounds without a test per piece.
-fn padded_planes<T: Copy + Default>(x: &[T], planes: usize, g: &Window, mut out: Vec<T>) -> Vec<T> {
+/// The row layout of the padded planes: `(wq, row)`. With a column stride `sw > 1` each padded
+/// row of `wp` columns is stored as `sw` phases of `wq = ceil(wp / sw)` columns (phase `p`
+/// holds columns `p, p + sw, ...`), so that the columns one tap reads for consecutive outputs
+/// (`ox * sw + kj * dw`) are contiguous, in phase `kj * dw % sw` from `ox + kj * dw / sw`: the
+/// unfold copies runs instead of gathering every `sw`-th element (AlexNet's 11 x 11 stride-4
+/// layer spent ~45% of the model's time in that gather). With `sw == 1`, `(wp, wp)`.
+fn phased_row(g: &Window) -> (usize, usize) {
+    let wp = padded_dims(g).1;
+    let wq = wp.div_ceil(g.sw.max(1));
+    (wq, wq * g.sw.max(1))
+}
+
+/// Offset within a padded row (see [`phased_row`]) of the first column tap `kj` reads.
+fn tap_column(g: &Window, wq: usize, kj: usize) -> usize {
+    let (c, sw) = (kj * g.dw, g.sw.max(1));
+    (c % sw) * wq + c / sw
+}
+
+/// The input planes (`[planes, h, w]`) with their zero padding written out (`[planes, hp, row]`
+/// of [`padded_dims`] and [`phased_row`]) into `out`, so that every patch row of
+/// [`unfold_tile_packed`] reads in bounds without a test per piece. Large inputs are padded on
+/// `threads` threads (a serial copy of a 64-channel 56 x 56 input was ~5% of the layer's time,
+/// with the other core idle).
+fn padded_planes<T: Copy + Default + Send + Sync>(
+    x: &[T],
+    planes: usize,
+    g: &Window,
+    threads: usize,
+    mut out: Vec<T>,
+) -> Vec<T> {
     let plane = g.h * g.w;
-    let (hp, wp) = padded_dims(g);
+    let hp = padded_dims(g).0;
+    let (wq, wr) = phased_row(g);
+    let pplane = hp * wr;
     let zero = T::default();
-    out.clear();
-    out.reserve(planes * hp * wp);
-    for src in x[..planes * plane].chunks_exact(plane.max(1)) {
-        out.resize(out.len() + g.ph * wp, zero);
-        for line in src.chunks_exact(g.w.max(1)) {
-            out.resize(out.len() + g.pw, zero);
-            out.extend_from_slice(line);
-            out.resize(out.len() + wp - g.w - g.pw, zero);
+    // Every element is written below; a pooled buffer of this length is reused as it is.
+    out.resize(planes * pplane, zero);
+    let pad_one = |(src, dst): (&[T], &mut [T])| {
+        let (top, rest) = dst.split_at_mut(g.ph * wr);
+        top.fill(zero);
+        let (body, bottom) = rest.split_at_mut(g.h * wr);
+        bottom.fill(zero);
+        for (line, d) in src.chunks_exact(g.w.max(1)).zip(body.chunks_exact_mut(wr)) {
+            if g.sw == 1 {
+                d[..g.pw].fill(zero);
+                d[g.pw..g.pw + g.w].copy_from_slice(line);
+                d[g.pw + g.w..].fill(zero);
+            } else {
+                for (ph, dq) in d.chunks_exact_mut(wq).enumerate() {
+                    for (q, v) in dq.iter_mut().enumerate() {
+                        // Padded column `c`; past the input (either side) it is zero.
+                        let c = q * g.sw + ph;
+                        *v = match c.checked_sub(g.pw) {
+                            Some(i) if i < g.w => line[i],
+                            _ => zero,
+                        };
+                    }
+                }
+            }
         }
-        out.resize(out.len() + (hp - g.h - g.ph) * wp, zero);
+    };
+    if plane == 0 {
+        // An empty input: every tap reads padding.
+        out.fill(zero);
+        return out;
+    }
+    let x = &x[..planes * plane];
+    if threads > 1 && planes > 1 && planes * pplane >= PARALLEL_PAD {
+        x.par_chunks_exact(plane)
+            .zip(out.par_chunks_exact_mut(pplane))
+            .for_each(pad_one);
+    } else {
+        x.chunks_exact(plane)
+            .zip(out.chunks_exact_mut(pplane))
+            .for_each(pad_one);
     }
     out
 }
+
+/// Elements of padded planes from which [`padded_planes`] runs on several threads.
+const PARALLEL_PAD: usize = 1 << 17;
 
 /// The most columns a packed micro-panel may have for [`unfold_tile_packed`].
 const MAX_PANEL: usize = 64;
 
 /// Unfolds the patches of output columns `j0..j1` like [`unfold_tile`], but from padded planes
-/// (`[cg, h + 2ph, w + 2pw]`, see [`padded_planes`]) into the GEMM's packed layout:
+/// (`[cg, hp, row]`, see [`padded_planes`]) into the GEMM's packed layout:
 /// `ceil((j1 - j0) / nr)` micro-panels, each all `cg * kh * kw` patch rows of `nr` consecutive
 /// output columns (the last panel zero-padded), so that the GEMM reads them without packing
 /// them again. A panel's columns fall into a few runs of one output row each, at the same
@@ -220,8 +281,9 @@ fn unfold_tile_packed<T: Copy + Default>(
     nr: usize,
     dst: &mut [T],
 ) {
-    let (hp, wp) = padded_dims(g);
-    let pplane = hp * wp;
+    let hp = padded_dims(g).0;
+    let (wq, wr) = phased_row(g);
+    let pplane = hp * wr;
     let cg = padded.len() / pplane.max(1);
     let kk = cg * g.kh * g.kw;
     let tl = j1 - j0;
@@ -240,24 +302,17 @@ fn unfold_tile_packed<T: Copy + Default>(
         while c < c1 {
             let (oy, ox) = ((j0 + c) / g.ow, (j0 + c) % g.ow);
             let len = (g.ow - ox).min(c1 - c);
-            runs[count] = (c - c0, len, oy * g.sh * wp + ox * g.sw);
+            runs[count] = (c - c0, len, oy * g.sh * wr + ox);
             count += 1;
             c += len;
         }
         let runs = &runs[..count];
         let (mut ci, mut ki, mut kj) = (0, 0, 0);
         for drow in panel.chunks_exact_mut(nr) {
-            let base = ci * pplane + ki * g.dh * wp + kj * g.dw;
+            let base = ci * pplane + ki * g.dh * wr + tap_column(g, wq, kj);
             for &(at, len, off) in runs {
-                let d = &mut drow[at..at + len];
                 let s0 = base + off;
-                if g.sw == 1 {
-                    copy_short(d, &padded[s0..s0 + len]);
-                } else {
-                    for (k, v) in d.iter_mut().enumerate() {
-                        *v = padded[s0 + k * g.sw];
-                    }
-                }
+                copy_short(&mut drow[at..at + len], &padded[s0..s0 + len]);
             }
             fill_short(&mut drow[c1 - c0..], zero);
             kj += 1;
@@ -305,6 +360,22 @@ pub(crate) fn valid_range(shift: isize, stride: usize, len: usize, out: usize) -
     let hi = if end <= 0 { 0 } else { (end + s - 1) / s };
     let lo = (lo as usize).min(out);
     (lo, (hi as usize).clamp(lo, out))
+}
+
+/// Output planes of at most this many columns may run transposed (one tile per plane).
+const MAX_TRANSPOSED: usize = 512;
+
+/// `Some((mr, nr))` of the GEMM kernel when a plane of `l` output columns and `og` output
+/// channels should run transposed: `C^T [l, og] = patches^T [l, kk] @ W^T [kk, og]`, the
+/// patches packed as `mr`-row panels and the weights as `nr`-column panels. Chosen when that
+/// pads the product at least 10% less than the direct form: a 7 x 7 plane (49 columns) filled
+/// two 48-column panels, twice its work, where 512 channels over 49 rows pad ~18%.
+fn transposed_tile<T: ConvFloat>(l: usize, og: usize) -> Option<(usize, usize)> {
+    let (mr, nr) = crate::cpu::blocked_gemm::micro_tile::<T>()?;
+    let direct = l.div_ceil(nr) * nr * og.div_ceil(mr) * mr;
+    let flipped = l.div_ceil(mr) * mr * og.div_ceil(nr) * nr;
+    (l <= MAX_TRANSPOSED && nr <= MAX_PANEL && mr <= MAX_PANEL && flipped * 10 < direct * 9)
+        .then_some((mr, nr))
 }
 
 /// How an output plane of `l` columns is cut into tiles: at multiples of the GEMM's micro-panel
@@ -441,6 +512,19 @@ impl<T: ConvFloat> Mm<T> {
         unsafe { crate::cpu::blocked_gemm::gemm_packed(&self.problem(), pre, threads_of(par)) }
     }
 
+    /// [`Mm::run_packed`] with C's columns `csc` apart (and its rows `dst_rs` apart).
+    ///
+    /// # Safety
+    /// As [`Mm::run_packed`], with C covering `m` rows and `n` columns at these strides.
+    unsafe fn run_packed_cols(&self, pre: Prepacked<T>, csc: usize, par: Parallelism) -> bool {
+        let p = crate::cpu::blocked_gemm::Problem {
+            csc: csc as isize,
+            ..self.problem()
+        };
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { crate::cpu::blocked_gemm::gemm_packed(&p, pre, threads_of(par)) }
+    }
+
     /// The product for the blocked GEMM.
     fn problem(&self) -> crate::cpu::blocked_gemm::Problem<T> {
         crate::cpu::blocked_gemm::Problem {
@@ -494,9 +578,9 @@ pub(crate) fn conv2d_tiled<T: ConvFloat>(
     with_slice::<T, _>(x, |xs| {
         with_slice::<T, _>(w, |ws| match bias {
             Some(b) => with_slice::<T, _>(b, |bs| {
-                conv2d_slices(xs, ws, Some(bs), shape, optr, threads)
+                conv2d_slices(xs, ws, w, Some(bs), shape, optr, threads)
             })?,
-            None => conv2d_slices(xs, ws, None, shape, optr, threads),
+            None => conv2d_slices(xs, ws, w, None, shape, optr, threads),
         })?
     })?
 }
@@ -505,6 +589,7 @@ pub(crate) fn conv2d_tiled<T: ConvFloat>(
 fn conv2d_slices<T: ConvFloat>(
     x: &[T],
     w: &[T],
+    w_tensor: &Tensor,
     bias: Option<&[T]>,
     s: ConvShape,
     out: OutPtr<T>,
@@ -542,26 +627,111 @@ fn conv2d_slices<T: ConvFloat>(
     let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
         .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
     let padded_buf = match packed_nr {
-        Some(_) if padded_dims(&g) != (g.h, g.w) => {
-            Some(padded_planes(x, s.n * s.c, &g, T::take_buf()))
+        Some(_) if padded_dims(&g) != (g.h, g.w) || g.sw > 1 => {
+            Some(padded_planes(x, s.n * s.c, &g, threads, T::take_buf()))
         }
         _ => None,
     };
     let padded: &[T] = padded_buf.as_deref().unwrap_or(x);
     // Each group's weights, packed once for all of its tiles.
-    let wlen = packed_lhs_len::<T>(og, kk).unwrap_or(0);
-    let mut wbuf = T::take_buf();
-    if packed_nr.is_some() {
-        wbuf.resize(s.groups * wlen, T::default());
-        for (gi, dst) in wbuf.chunks_exact_mut(wlen.max(1)).enumerate() {
-            pack_lhs(&w[gi * og * kk..(gi + 1) * og * kk], og, kk, kk, dst);
+    // (Kept between calls by `packed_weights` once a weight is seen twice unchanged.)
+    // Small planes whose last micro-panel would be mostly empty run transposed.
+    let transposed = packed_nr.and_then(|_| transposed_tile::<T>(l, og));
+    let wlen = match transposed {
+        Some((_, nr)) => og.div_ceil(nr) * nr * kk,
+        None => packed_lhs_len::<T>(og, kk).unwrap_or(0),
+    };
+    let pack_all = |dst: &mut [T]| {
+        for (gi, dst) in dst.chunks_exact_mut(wlen.max(1)).enumerate() {
+            let wg = &w[gi * og * kk..(gi + 1) * og * kk];
+            if transposed.is_some() {
+                pack_rhs_transposed(wg, og, kk, dst);
+            } else {
+                pack_lhs(wg, og, kk, kk, dst);
+            }
         }
-    }
-    let packed_w: Vec<&[T]> = if wlen > 0 {
-        wbuf.chunks_exact(wlen).collect()
+    };
+    let mut wbuf = T::take_buf();
+    let cached = match packed_nr {
+        Some(_) if wlen > 0 => {
+            let c = crate::cpu::packed_weights::cached::<T>(
+                w_tensor,
+                s.groups,
+                u8::from(transposed.is_some()),
+                s.groups * wlen,
+                pack_all,
+            );
+            if c.is_none() {
+                wbuf.resize(s.groups * wlen, T::default());
+                pack_all(&mut wbuf);
+            }
+            c
+        }
+        _ => None,
+    };
+    let all_w: &[T] = cached.as_deref().map_or(&wbuf[..], |v| &v[..]);
+    let packed_w: Vec<&[T]> = if wlen > 0 && packed_nr.is_some() {
+        all_w.chunks_exact(wlen).collect()
     } else {
         Vec::new()
     };
+    if let (Some((mr, _)), Some(_)) = (transposed, packed_nr) {
+        let tasks = s.n * s.groups;
+        let outer = threads > 1 && tasks >= 2 * threads;
+        let pp = padded_dims(&g).0 * phased_row(&g).1;
+        let one = |t: usize| {
+            let (b, gi) = (t / s.groups, t % s.groups);
+            let dst = out.get().wrapping_add((b * s.o + gi * og) * l);
+            if let Some(bias) = bias {
+                // SAFETY: the group's `og` output planes of `l` values at `dst` are inside the
+                // output and only this task writes them (tasks partition (batch, group)).
+                unsafe { fill_bias(dst, &bias[gi * og..(gi + 1) * og], l, l) };
+            }
+            let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
+            T::with_scratch(l.div_ceil(mr) * mr * kk, |buf| {
+                // The patches as the GEMM's packed A: `mr` output positions by all taps.
+                unfold_tile_packed(pplanes, &g, 0, l, mr, buf);
+                let m = Mm {
+                    m: l,
+                    n: og,
+                    k: kk,
+                    dst,
+                    dst_rs: 1,
+                    lhs: std::ptr::null(),
+                    lhs_rs: 0,
+                    rhs: std::ptr::null(),
+                    rhs_rs: 0,
+                    read_dst: bias.is_some(),
+                };
+                let pre = Prepacked {
+                    a: Some(buf.as_ptr()),
+                    b: Some(packed_w[gi].as_ptr()),
+                };
+                let par = if outer || threads <= 1 || og * kk * l < SERIAL_WORK {
+                    Parallelism::None
+                } else {
+                    Parallelism::Rayon(threads)
+                };
+                // SAFETY: `buf` holds the `[l, kk]` patches as `mr`-row panels and
+                // `packed_w[gi]` the group's `[kk, og]` transposed weights as `nr`-column
+                // panels, both for the kernel that runs them; C is the group's output planes
+                // read as `[l, og]` (row stride 1, column stride `l`), this task's alone.
+                let done = unsafe { m.run_packed_cols(pre, l, par) };
+                debug_assert!(done, "transposed_tile came from the kernel that runs it");
+            });
+        };
+        if outer {
+            (0..tasks).into_par_iter().for_each(one);
+        } else {
+            (0..tasks).for_each(one);
+        }
+        drop(packed_w);
+        T::give_buf(wbuf);
+        if let Some(b) = padded_buf {
+            T::give_buf(b);
+        }
+        return Ok(());
+    }
     let tasks = s.n * s.groups * tiles;
     // Parallel over tiles when there are enough of them; otherwise inside each GEMM.
     let outer = threads > 1 && tasks >= 2 * threads;
@@ -570,7 +740,9 @@ fn conv2d_slices<T: ConvFloat>(
         let (b, gi) = (bg / s.groups, bg % s.groups);
         let (j0, j1) = tiling.bounds(ti);
         let rows = (b * s.o + gi * og) * l;
-        let work = og * kk * (j1 - j0);
+        // The multiply-adds the micro-kernel runs (whole micro-panels): the 1-column last tile
+        // of a 7 x 7 plane (49 columns) is a whole panel's work and ran on one thread.
+        let work = og * kk * (j1 - j0).div_ceil(tiling.unit) * tiling.unit;
         let par = if outer || threads <= 1 || work < SERIAL_WORK {
             Parallelism::None
         } else {
@@ -605,10 +777,7 @@ fn conv2d_slices<T: ConvFloat>(
             unsafe { mm(planes.as_ptr(), l).run(par) };
         } else if let (Some(nr), Some(pw)) = (packed_nr, packed_w.get(gi)) {
             let panels = (j1 - j0).div_ceil(nr);
-            let pp = {
-                let (hp, wp) = padded_dims(&g);
-                hp * wp
-            };
+            let pp = padded_dims(&g).0 * phased_row(&g).1;
             let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
             T::with_scratch(panels * kk * nr, |buf| {
                 unfold_tile_packed(pplanes, &g, j0, j1, nr, buf);
@@ -771,6 +940,11 @@ mod tests {
             (3, 70, 3, 1, 1, 1),
             (21, 53, 3, 2, 1, 1),
             (11, 100, 3, 2, 3, 2),
+            // Strided columns read from phase-split rows: AlexNet's 11 x 11 stride 4, a
+            // dilation that is not a multiple of the stride, stride 3 without padding.
+            (23, 31, 11, 4, 2, 1),
+            (17, 19, 3, 2, 0, 3),
+            (10, 64, 2, 3, 0, 1),
         ] {
             for (c, o, groups) in [(3, 4, 1), (4, 6, 2)] {
                 for threads in [1, 2] {
@@ -806,6 +980,86 @@ mod tests {
                 };
                 check(s, true, threads);
             }
+        }
+    }
+
+    #[test]
+    fn small_planes_with_many_channels_run_transposed() {
+        // Many output channels over few columns: the product runs as C^T = P^T W^T (where the
+        // CPU has a packed kernel), writing the output planes column by column.
+        if crate::cpu::blocked_gemm::micro_tile::<f32>().is_some() {
+            assert!(transposed_tile::<f32>(49, 100).is_some());
+            assert!(transposed_tile::<f32>(3136, 64).is_none());
+        }
+        for (h, w, k, stride, pad, dil) in [
+            (7, 7, 3, 1, 1, 1),
+            (13, 13, 3, 2, 1, 1),
+            (4, 5, 3, 1, 0, 1),
+            (9, 9, 3, 1, 2, 2),
+        ] {
+            for (c, o, groups) in [(5, 100, 1), (6, 100, 2)] {
+                for threads in [1, 2] {
+                    let s = ConvShape {
+                        n: 2,
+                        c,
+                        o,
+                        groups,
+                        win: window(h, w, k, stride, pad, dil),
+                    };
+                    check(s, true, threads);
+                    check(s, false, threads);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn repeated_calls_reuse_packed_weights_until_they_change() {
+        // The second call caches the packed weights and the third reads them; an in-place write
+        // (as the operator layer records it) must be seen by the next call.
+        let s = ConvShape {
+            n: 1,
+            c: 5,
+            o: 9,
+            groups: 1,
+            win: window(7, 7, 3, 1, 1, 1),
+        };
+        repeated_calls(s);
+        // Many channels over a 7 x 7 plane: the transposed layout is cached.
+        repeated_calls(ConvShape { o: 100, ..s });
+    }
+
+    fn repeated_calls(s: ConvShape) {
+        let g = s.win;
+        let xs: Vec<f32> = (0..s.n * s.c * g.h * g.w)
+            .map(|i| ((i * 31) % 17) as f32 - 8.0)
+            .collect();
+        let mut ws: Vec<f32> = (0..s.o * s.c * 9)
+            .map(|i| ((i * 13) % 7) as f32 - 3.0)
+            .collect();
+        let x = Tensor::from_vec(xs.clone(), &[1, 5, 7, 7]).unwrap();
+        let w = Tensor::from_vec(ws.clone(), &[s.o as i64, 5, 3, 3]).unwrap();
+        let run = || {
+            let out = Tensor::from_vec(vec![f32::NAN; s.o * 49], &[1, s.o as i64, 7, 7]).unwrap();
+            conv2d_tiled::<f32>(&x, &w, None, s, &out, 1).unwrap();
+            out.to_vec::<f32>()
+        };
+        let want = |ws: &[f32]| {
+            let f = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
+            reference(&f(&xs), &f(ws), None, &s)
+                .into_iter()
+                .map(|v| v as f32)
+                .collect::<Vec<_>>()
+        };
+        for _ in 0..3 {
+            assert_eq!(run(), want(&ws));
+        }
+        ws[0] += 1.0;
+        // SAFETY: `w` is a contiguous f32 tensor of `ws.len()` elements; nothing reads it now.
+        unsafe { *(w.storage().as_mut_ptr() as *mut f32) = ws[0] };
+        w.storage().bump_version();
+        for _ in 0..3 {
+            assert_eq!(run(), want(&ws));
         }
     }
 

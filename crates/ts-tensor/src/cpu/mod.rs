@@ -17,5 +17,6 @@ pub(crate) mod im2col;
 pub(crate) mod iter;
 pub(crate) mod loops;
 pub(crate) mod num;
+pub(crate) mod packed_weights;
 pub(crate) mod reduce;
 pub(crate) mod simd;
