@@ -585,12 +585,30 @@ fn conv_u8(
     with_stored::<u8, _>(x, |xv| {
         let mut col = vec![0u8; plane];
         if plane >= 16 {
-            let per = w.kq * plane.div_ceil(16) * 16 * 4;
+            let pp = plane.div_ceil(16) * 16;
+            let per = w.kq * pp * 4;
             let mut a = vec![0u8; g.nb * per];
+            let mut cols = vec![0u8; 4 * plane];
             for img in 0..g.nb {
-                for r in 0..k {
-                    let row = conv_column(xv, g, p, xz as u8, img, r, &mut col);
-                    qgemm::interleave_row(r, row, &mut a[img * per..(img + 1) * per]);
+                // Four window rows at a time, stored as one `u32` per pixel.
+                for q in 0..w.kq {
+                    let mut quad: [&[u8]; 4] = [&[]; 4];
+                    let mut rest = &mut cols[..];
+                    for (j, slot) in quad.iter_mut().enumerate() {
+                        let (mine, tail) = rest.split_at_mut(plane);
+                        rest = tail;
+                        let r = q * 4 + j;
+                        *slot = if r < k {
+                            conv_column(xv, g, p, xz as u8, img, r, mine)
+                        } else {
+                            mine.fill(0);
+                            mine
+                        };
+                    }
+                    let dst = &mut a[img * per + q * pp * 4..][..plane * 4];
+                    for (i, d) in dst.chunks_exact_mut(4).enumerate() {
+                        d.copy_from_slice(&[quad[0][i], quad[1][i], quad[2][i], quad[3][i]]);
+                    }
                 }
             }
             qgemm::conv_pixels(&a, g.nb, plane, w, &ep, &mut out);
@@ -634,21 +652,28 @@ fn conv_column<'a>(
     if g.kh == 1 && g.kw == 1 && p.stride == [1, 1] && p.padding == [0, 0] {
         return src;
     }
+    let shift = (kx * p.dilation[1]) as isize - p.padding[1] as isize;
+    let (lo, hi) = crate::cpu::conv::valid_range(shift, p.stride[1], g.wd, g.ow);
     for oy in 0..g.oh {
         let dst = &mut col[oy * g.ow..(oy + 1) * g.ow];
         let iy = (oy * p.stride[0] + ky * p.dilation[0]) as isize - p.padding[0] as isize;
-        if iy < 0 || iy as usize >= g.h {
+        if iy < 0 || iy as usize >= g.h || lo == hi {
             dst.fill(xz);
             continue;
         }
+        dst[..lo].fill(xz);
+        dst[hi..].fill(xz);
         let srow = &src[iy as usize * g.wd..][..g.wd];
-        for (ox, d) in dst.iter_mut().enumerate() {
-            let ix = (ox * p.stride[1] + kx * p.dilation[1]) as isize - p.padding[1] as isize;
-            *d = if ix < 0 || ix as usize >= g.wd {
-                xz
-            } else {
-                srow[ix as usize]
-            };
+        let first = (lo as isize * p.stride[1] as isize + shift) as usize;
+        if p.stride[1] == 1 {
+            dst[lo..hi].copy_from_slice(&srow[first..first + hi - lo]);
+        } else {
+            for (d, &v) in dst[lo..hi]
+                .iter_mut()
+                .zip(srow[first..].iter().step_by(p.stride[1]))
+            {
+                *d = v;
+            }
         }
     }
     col
@@ -1220,6 +1245,136 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `qconv2d` of random quint8 inputs against the direct integer loop and the scalar
+    /// requantization: dense (pixel lanes and channel lanes), strided, padded, dilated,
+    /// depthwise and grouped convolutions; per-channel weights with zero points 0 (the `u8`
+    /// kernels) and nonzero (values beyond `i8` take the float path); input zero points
+    /// 0, 128, 255; with and without ReLU; on the widest path and on AVX2.
+    #[test]
+    fn u8_conv_and_linear_match_the_integer_loop() {
+        let check = || {
+            for (ic, oc, groups, h, w, k, s, pd, d) in [
+                (3, 20, 1, 9, 9, 3, 2, 1, 1),
+                (7, 13, 1, 5, 6, 1, 1, 0, 1),
+                (16, 7, 1, 3, 3, 1, 1, 0, 1),
+                (5, 9, 1, 8, 7, 3, 1, 2, 2),
+                (4, 4, 1, 2, 2, 3, 1, 1, 1),
+                (24, 24, 24, 6, 6, 3, 2, 1, 1),
+                (6, 6, 6, 5, 5, 3, 1, 1, 1),
+                (4, 6, 2, 6, 6, 3, 1, 1, 1),
+            ] {
+                for (xz, wz) in [(0, 0), (128, 0), (255, 0), (7, 3)] {
+                    for relu in [false, true] {
+                        let icg = ic / groups;
+                        let xv: Vec<u8> = ints(2 * ic * h * w, 127, 5)
+                            .iter()
+                            .map(|&v| (v + 128) as u8)
+                            .collect();
+                        let wv: Vec<i8> = ints(oc * icg * k * k, 127, 6)
+                            .iter()
+                            .map(|&v| if v == 127 { -128 } else { v as i8 })
+                            .collect();
+                        let x = from_stored(
+                            xv.clone(),
+                            &[2, ic as i64, h as i64, w as i64],
+                            per_tensor_quantizer(QDType::QUInt8, 0.02, xz),
+                        )
+                        .unwrap();
+                        let scales: Vec<f64> = (0..oc).map(|c| 0.001 * (c + 1) as f64).collect();
+                        let wq = Quantizer {
+                            dtype: QDType::QInt8,
+                            scheme: QScheme::PerChannelAffine {
+                                scales: scales.clone(),
+                                zero_points: vec![wz; oc],
+                                axis: 0,
+                            },
+                        };
+                        let wt = from_stored(
+                            wv.clone(),
+                            &[oc as i64, icg as i64, k as i64, k as i64],
+                            wq,
+                        )
+                        .unwrap();
+                        let bias: Vec<f32> = (0..oc).map(|c| c as f32 * 0.37 - 1.0).collect();
+                        let bt = Tensor::from_vec(bias.clone(), &[oc as i64]).unwrap();
+                        let p = QConvParams {
+                            stride: [s; 2],
+                            padding: [pd; 2],
+                            dilation: [d; 2],
+                            groups,
+                        };
+                        let y = qconv2d(&x, &wt, Some(&bt), &p, 0.05, 60, relu).unwrap();
+                        let (oh, ow) = (
+                            conv_out(h, k, s, pd, d).unwrap(),
+                            conv_out(w, k, s, pd, d).unwrap(),
+                        );
+                        let g = ConvGeometry {
+                            nb: 2,
+                            ic,
+                            h,
+                            wd: w,
+                            oc,
+                            icg,
+                            kh: k,
+                            kw: k,
+                            oh,
+                            ow,
+                        };
+                        let xi: Vec<i32> = xv.iter().map(|&v| v as i32 - xz as i32).collect();
+                        let wi: Vec<i32> = wv.iter().map(|&v| v as i32 - wz as i32).collect();
+                        let acc = conv_acc_direct(&xi, &wi, &g, &p);
+                        let rq = Requant::new(
+                            0.02,
+                            &scales,
+                            Some(bias.clone()),
+                            (0.05, 60, QDType::QUInt8),
+                            relu,
+                        );
+                        let plane = oh * ow;
+                        let mut want = vec![0i64; acc.len()];
+                        rq.apply(&acc, &mut want, |i| (i / plane) % oc);
+                        let got: Vec<i64> = y.to_vec::<u8>().iter().map(|&v| v as i64).collect();
+                        assert_eq!(
+                            got, want,
+                            "conv {ic} {oc} {groups} {h}x{w} k{k} zp {xz} {wz}"
+                        );
+                    }
+                }
+            }
+            // Linear: rows of depth not multiple of 4, channel counts around 16 and 64.
+            for (m, kk, n) in [(1, 7, 5), (3, 64, 17), (9, 33, 70)] {
+                let xv: Vec<u8> = ints(m * kk, 127, 8)
+                    .iter()
+                    .map(|&v| (v + 128) as u8)
+                    .collect();
+                let wv: Vec<i8> = ints(n * kk, 127, 9).iter().map(|&v| v as i8).collect();
+                let x = from_stored(
+                    xv.clone(),
+                    &[m as i64, kk as i64],
+                    per_tensor_quantizer(QDType::QUInt8, 0.1, 131),
+                )
+                .unwrap();
+                let wt = from_stored(
+                    wv.clone(),
+                    &[n as i64, kk as i64],
+                    per_tensor_quantizer(QDType::QInt8, 0.01, 0),
+                )
+                .unwrap();
+                let y = qlinear(&x, &wt, None, 0.3, 9, false).unwrap();
+                let xi: Vec<i32> = xv.iter().map(|&v| v as i32 - 131).collect();
+                let wi: Vec<i32> = wv.iter().map(|&v| v as i32).collect();
+                let acc = int_gemm_nt_direct(&xi, m, kk, &wi, n);
+                let rq = Requant::new(0.1, &vec![0.01; n], None, (0.3, 9, QDType::QUInt8), false);
+                let mut want = vec![0i64; acc.len()];
+                rq.apply(&acc, &mut want, |i| i % n);
+                let got: Vec<i64> = y.to_vec::<u8>().iter().map(|&v| v as i64).collect();
+                assert_eq!(got, want, "linear {m}x{kk}x{n}");
+            }
+        };
+        check();
+        crate::cpu::simd::with_avx2_only(check);
     }
 
     #[test]

@@ -532,6 +532,7 @@ unsafe fn tile_rows<const MR: usize, const NB: usize>(
 /// Stores input row `r` (one `(channel, ky, kx)` of the window, its value at each of the
 /// image's output pixels) into the layout [`conv_pixels`] reads: `dst[(r / 4) * pp + p][r % 4]`
 /// with `pp` = `row.len()` rounded up to 16.
+#[cfg(test)]
 pub(crate) fn interleave_row(r: usize, row: &[u8], dst: &mut [u8]) {
     let pp = row.len().div_ceil(16) * 16;
     let dst = &mut dst[(r / 4) * pp * 4..][..pp * 4];
