@@ -55,7 +55,7 @@ pub(crate) struct QWeight {
 impl QWeight {
     /// Packs `ints` (`n` rows of `w - zp`); `None` when a value does not fit `i8`.
     pub fn new(ints: &[i32], n: usize) -> Option<QWeight> {
-        if n == 0 || ints.iter().any(|&v| v < -128 || v > 127) {
+        if n == 0 || ints.iter().any(|&v| i8::try_from(v).is_err()) {
             return None;
         }
         let k = ints.len() / n;
