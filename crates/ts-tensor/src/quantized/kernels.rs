@@ -9,9 +9,11 @@
 //! Elementwise operators dequantize (`q * s + (-zp * s)`, one rounding), compute in `f32` and
 //! quantize with `nearbyint(v * (1 / s)) + zp`, as ATen's vectorized kernels.
 
+use super::depthwise::{self, DwShape};
 use super::fused::{
     self, with_qint, with_stored, Dequant, MulParams, QInt, QuantizeTo, RequantChannel,
 };
+use super::qgemm::{self, Epilogue, RowLayout};
 use super::weight_cache::{self, PreparedWeight};
 use super::{
     choose_qparams, from_stored, int_values, quantize_val, quantizer_of, round_clamp, QDType,
@@ -108,6 +110,19 @@ impl Requant {
             lo: if relu { lo.max(zero_point) } else { lo },
             hi,
         }
+    }
+
+    /// The constants for the `u8` kernels (8-bit outputs only, whose ranges are exact):
+    /// `x_zp * row_sum` comes off each accumulator first (none when `row_sum` is empty).
+    fn epilogue(&self, x_zp: i64, row_sum: &[i32]) -> Epilogue {
+        let zp = self.zero_point;
+        Epilogue::new(
+            x_zp as i32,
+            row_sum,
+            &self.bias_term,
+            &self.multiplier,
+            ((self.lo - zp) as f32, (self.hi - zp) as f32, zp as f32),
+        )
     }
 
     /// Requantizes `acc`, whose element `i` belongs to output channel `channel(i)`, into `out`.
@@ -306,8 +321,6 @@ pub fn qlinear(
     let (n, k) = (wsz[0] as usize, wsz[1] as usize);
     let (m, out_sizes) = rows(x, k, n, what)?;
     let pw = weight_cache::prepared(w, n, what, || weight_ints(w, n, what))?;
-    let xi = shifted_i32(x, xz);
-    let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let rq = Requant::new(
         xs,
         &pw.scales,
@@ -315,9 +328,14 @@ pub fn qlinear(
         (out_scale, out_zero_point, xq.dtype),
         relu,
     );
+    let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
+    if let Some(vals) = linear_u8(x, xz, &pw, &rq, m, n) {
+        return from_stored(vals, &out_sizes, quantizer);
+    }
+    let xi = shifted_i32(x, xz);
+    let acc = int_gemm_prepared(&xi, m, k, &pw, n)?;
     let mut vals = vec![0i64; acc.len()];
     rq.apply(&acc, &mut vals, |i| i % n);
-    let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
     with_qint!(xq.dtype, T => {
         from_stored(vals.iter().map(|&v| T::from_i64(v)).collect::<Vec<T>>(), &out_sizes, quantizer)
     })
@@ -435,7 +453,6 @@ pub fn qconv2d(
         )));
     };
     let pw = weight_cache::prepared(w, oc, what, || weight_ints(w, oc, what))?;
-    let (xf, x_max) = shifted_input(x, xz, xq.dtype);
     let rq = Requant::new(
         xs,
         &pw.scales,
@@ -455,6 +472,14 @@ pub fn qconv2d(
         oh,
         ow,
     };
+    let sizes = [nb as i64, oc as i64, oh as i64, ow as i64];
+    let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
+    if xq.dtype == QDType::QUInt8 {
+        if let Some(vals) = conv_u8(x, xz, &pw, &rq, &geo, p) {
+            return from_stored(vals, &sizes, quantizer);
+        }
+    }
+    let (xf, x_max) = shifted_input(x, xz, xq.dtype);
     let wsz = [oc, icg, kh, kw].map(|v| v as i64);
     let xs = [nb, ic, h, wd].map(|v| v as i64);
     let acc: Tensor = match kind_for(x_max, pw.row_l1) {
@@ -474,12 +499,184 @@ pub fn qconv2d(
             Tensor::from_vec(acc, &[nb as i64, oc as i64, oh as i64, ow as i64])?
         }
     };
-    let sizes = [nb as i64, oc as i64, oh as i64, ow as i64];
-    let quantizer = per_tensor_quantizer(xq.dtype, out_scale, out_zero_point);
     with_qint!(xq.dtype, T => {
         let vals = with_stored::<f32, _>(&acc, |a| rq.planes::<T>(a, oh * ow, oc));
         from_stored(vals, &sizes, quantizer)
     })
+}
+
+/// `quantized::linear` on the `u8 x i8` kernel when it applies (quint8 input, AVX-512 VNNI,
+/// weights that fit `i8`): the stored rows `[m, k]`, requantized into `[m, n]`.
+fn linear_u8(
+    x: &Tensor,
+    xz: i64,
+    pw: &PreparedWeight,
+    rq: &Requant,
+    m: usize,
+    n: usize,
+) -> Option<Vec<u8>> {
+    if quantizer_of(x, "").ok()?.dtype != QDType::QUInt8 || !qgemm::available() {
+        return None;
+    }
+    let w = pw.packed(n)?;
+    let ep = rq.epilogue(xz, &w.row_sum);
+    let mut out = vec![0u8; m * n];
+    let layout = RowLayout {
+        per_image: m.max(1),
+        image: 0,
+        row: n,
+        col: 1,
+    };
+    with_stored::<u8, _>(x, |v| {
+        if w.k % 4 == 0 {
+            qgemm::rows_channels(v, m, w, &ep, layout, &mut out);
+        } else {
+            let lda = w.kq * 4;
+            let mut a = vec![0u8; m * lda];
+            for (d, s) in a.chunks_exact_mut(lda).zip(v.chunks_exact(w.k)) {
+                d[..w.k].copy_from_slice(s);
+            }
+            qgemm::rows_channels(&a, m, w, &ep, layout, &mut out);
+        }
+    });
+    Some(out)
+}
+
+/// A quantized convolution on the `u8` kernels when one applies (quint8 input): depthwise on
+/// any CPU; dense (groups 1) with AVX-512 VNNI and weights that fit `i8`, lanes over pixels
+/// for planes of 16 or more, else over output channels. `None` otherwise.
+fn conv_u8(
+    x: &Tensor,
+    xz: i64,
+    pw: &PreparedWeight,
+    rq: &Requant,
+    g: &ConvGeometry,
+    p: &QConvParams,
+) -> Option<Vec<u8>> {
+    let plane = g.oh * g.ow;
+    let mut out = vec![0u8; g.nb * g.oc * plane];
+    if p.groups == g.ic && g.oc == g.ic && g.icg == 1 {
+        let wt = pw.depthwise(g.oc)?;
+        let ep = rq.epilogue(0, &[]);
+        let s = DwShape {
+            nb: g.nb,
+            c: g.ic,
+            h: g.h,
+            w: g.wd,
+            kh: g.kh,
+            kw: g.kw,
+            stride: p.stride,
+            padding: p.padding,
+            dilation: p.dilation,
+            oh: g.oh,
+            ow: g.ow,
+        };
+        with_stored::<u8, _>(x, |v| {
+            depthwise::depthwise(v, xz as i32, &s, wt, &ep, &mut out)
+        });
+        return Some(out);
+    }
+    if p.groups != 1 || !qgemm::available() {
+        return None;
+    }
+    let w = pw.packed(g.oc)?;
+    let ep = rq.epilogue(xz, &w.row_sum);
+    let k = g.ic * g.kh * g.kw;
+    with_stored::<u8, _>(x, |xv| {
+        let mut col = vec![0u8; plane];
+        if plane >= 16 {
+            let pp = plane.div_ceil(16) * 16;
+            let per = w.kq * pp * 4;
+            let mut a = vec![0u8; g.nb * per];
+            let mut cols = vec![0u8; 4 * plane];
+            for img in 0..g.nb {
+                // Four window rows at a time, stored as one `u32` per pixel.
+                for q in 0..w.kq {
+                    let mut quad: [&[u8]; 4] = [&[]; 4];
+                    let mut rest = &mut cols[..];
+                    for (j, slot) in quad.iter_mut().enumerate() {
+                        let (mine, tail) = rest.split_at_mut(plane);
+                        rest = tail;
+                        let r = q * 4 + j;
+                        *slot = if r < k {
+                            conv_column(xv, g, p, xz as u8, img, r, mine)
+                        } else {
+                            mine.fill(0);
+                            mine
+                        };
+                    }
+                    let dst = &mut a[img * per + q * pp * 4..][..plane * 4];
+                    for (i, d) in dst.chunks_exact_mut(4).enumerate() {
+                        d.copy_from_slice(&[quad[0][i], quad[1][i], quad[2][i], quad[3][i]]);
+                    }
+                }
+            }
+            qgemm::conv_pixels(&a, g.nb, plane, w, &ep, &mut out);
+        } else {
+            let lda = w.kq * 4;
+            let mut a = vec![0u8; g.nb * plane * lda];
+            for img in 0..g.nb {
+                for r in 0..k {
+                    let row = conv_column(xv, g, p, xz as u8, img, r, &mut col);
+                    for (q, &v) in row.iter().enumerate() {
+                        a[(img * plane + q) * lda + r] = v;
+                    }
+                }
+            }
+            let layout = RowLayout {
+                per_image: plane.max(1),
+                image: g.oc * plane,
+                row: 1,
+                col: plane,
+            };
+            qgemm::rows_channels(&a, g.nb * plane, w, &ep, layout, &mut out);
+        }
+    });
+    Some(out)
+}
+
+/// Input row `r` (a `(channel, ky, kx)` of the window) of image `img` at every output pixel,
+/// `xz` where the window reaches into the padding: the input plane itself for a pointwise
+/// convolution, else gathered into `col`.
+fn conv_column<'a>(
+    xv: &'a [u8],
+    g: &ConvGeometry,
+    p: &QConvParams,
+    xz: u8,
+    img: usize,
+    r: usize,
+    col: &'a mut [u8],
+) -> &'a [u8] {
+    let (c, ky, kx) = (r / (g.kh * g.kw), (r / g.kw) % g.kh, r % g.kw);
+    let src = &xv[(img * g.ic + c) * g.h * g.wd..][..g.h * g.wd];
+    if g.kh == 1 && g.kw == 1 && p.stride == [1, 1] && p.padding == [0, 0] {
+        return src;
+    }
+    let shift = (kx * p.dilation[1]) as isize - p.padding[1] as isize;
+    let (lo, hi) = crate::cpu::conv::valid_range(shift, p.stride[1], g.wd, g.ow);
+    for oy in 0..g.oh {
+        let dst = &mut col[oy * g.ow..(oy + 1) * g.ow];
+        let iy = (oy * p.stride[0] + ky * p.dilation[0]) as isize - p.padding[0] as isize;
+        if iy < 0 || iy as usize >= g.h || lo == hi {
+            dst.fill(xz);
+            continue;
+        }
+        dst[..lo].fill(xz);
+        dst[hi..].fill(xz);
+        let srow = &src[iy as usize * g.wd..][..g.wd];
+        let first = (lo as isize * p.stride[1] as isize + shift) as usize;
+        if p.stride[1] == 1 {
+            dst[lo..hi].copy_from_slice(&srow[first..first + hi - lo]);
+        } else {
+            for (d, &v) in dst[lo..hi]
+                .iter_mut()
+                .zip(srow[first..].iter().step_by(p.stride[1]))
+            {
+                *d = v;
+            }
+        }
+    }
+    col
 }
 
 /// Sizes of a quantized 2-d convolution: input `[nb, ic, h, wd]`, weight `[oc, icg, kh, kw]`,
@@ -1048,6 +1245,136 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `qconv2d` of random quint8 inputs against the direct integer loop and the scalar
+    /// requantization: dense (pixel lanes and channel lanes), strided, padded, dilated,
+    /// depthwise and grouped convolutions; per-channel weights with zero points 0 (the `u8`
+    /// kernels) and nonzero (values beyond `i8` take the float path); input zero points
+    /// 0, 128, 255; with and without ReLU; on the widest path and on AVX2.
+    #[test]
+    fn u8_conv_and_linear_match_the_integer_loop() {
+        let check = || {
+            for (ic, oc, groups, h, w, k, s, pd, d) in [
+                (3, 20, 1, 9, 9, 3, 2, 1, 1),
+                (7, 13, 1, 5, 6, 1, 1, 0, 1),
+                (16, 7, 1, 3, 3, 1, 1, 0, 1),
+                (5, 9, 1, 8, 7, 3, 1, 2, 2),
+                (4, 4, 1, 2, 2, 3, 1, 1, 1),
+                (24, 24, 24, 6, 6, 3, 2, 1, 1),
+                (6, 6, 6, 5, 5, 3, 1, 1, 1),
+                (4, 6, 2, 6, 6, 3, 1, 1, 1),
+            ] {
+                for (xz, wz) in [(0, 0), (128, 0), (255, 0), (7, 3)] {
+                    for relu in [false, true] {
+                        let icg = ic / groups;
+                        let xv: Vec<u8> = ints(2 * ic * h * w, 127, 5)
+                            .iter()
+                            .map(|&v| (v + 128) as u8)
+                            .collect();
+                        let wv: Vec<i8> = ints(oc * icg * k * k, 127, 6)
+                            .iter()
+                            .map(|&v| if v == 127 { -128 } else { v as i8 })
+                            .collect();
+                        let x = from_stored(
+                            xv.clone(),
+                            &[2, ic as i64, h as i64, w as i64],
+                            per_tensor_quantizer(QDType::QUInt8, 0.02, xz),
+                        )
+                        .unwrap();
+                        let scales: Vec<f64> = (0..oc).map(|c| 0.001 * (c + 1) as f64).collect();
+                        let wq = Quantizer {
+                            dtype: QDType::QInt8,
+                            scheme: QScheme::PerChannelAffine {
+                                scales: scales.clone(),
+                                zero_points: vec![wz; oc],
+                                axis: 0,
+                            },
+                        };
+                        let wt = from_stored(
+                            wv.clone(),
+                            &[oc as i64, icg as i64, k as i64, k as i64],
+                            wq,
+                        )
+                        .unwrap();
+                        let bias: Vec<f32> = (0..oc).map(|c| c as f32 * 0.37 - 1.0).collect();
+                        let bt = Tensor::from_vec(bias.clone(), &[oc as i64]).unwrap();
+                        let p = QConvParams {
+                            stride: [s; 2],
+                            padding: [pd; 2],
+                            dilation: [d; 2],
+                            groups,
+                        };
+                        let y = qconv2d(&x, &wt, Some(&bt), &p, 0.05, 60, relu).unwrap();
+                        let (oh, ow) = (
+                            conv_out(h, k, s, pd, d).unwrap(),
+                            conv_out(w, k, s, pd, d).unwrap(),
+                        );
+                        let g = ConvGeometry {
+                            nb: 2,
+                            ic,
+                            h,
+                            wd: w,
+                            oc,
+                            icg,
+                            kh: k,
+                            kw: k,
+                            oh,
+                            ow,
+                        };
+                        let xi: Vec<i32> = xv.iter().map(|&v| v as i32 - xz as i32).collect();
+                        let wi: Vec<i32> = wv.iter().map(|&v| v as i32 - wz as i32).collect();
+                        let acc = conv_acc_direct(&xi, &wi, &g, &p);
+                        let rq = Requant::new(
+                            0.02,
+                            &scales,
+                            Some(bias.clone()),
+                            (0.05, 60, QDType::QUInt8),
+                            relu,
+                        );
+                        let plane = oh * ow;
+                        let mut want = vec![0i64; acc.len()];
+                        rq.apply(&acc, &mut want, |i| (i / plane) % oc);
+                        let got: Vec<i64> = y.to_vec::<u8>().iter().map(|&v| v as i64).collect();
+                        assert_eq!(
+                            got, want,
+                            "conv {ic} {oc} {groups} {h}x{w} k{k} zp {xz} {wz}"
+                        );
+                    }
+                }
+            }
+            // Linear: rows of depth not multiple of 4, channel counts around 16 and 64.
+            for (m, kk, n) in [(1, 7, 5), (3, 64, 17), (9, 33, 70)] {
+                let xv: Vec<u8> = ints(m * kk, 127, 8)
+                    .iter()
+                    .map(|&v| (v + 128) as u8)
+                    .collect();
+                let wv: Vec<i8> = ints(n * kk, 127, 9).iter().map(|&v| v as i8).collect();
+                let x = from_stored(
+                    xv.clone(),
+                    &[m as i64, kk as i64],
+                    per_tensor_quantizer(QDType::QUInt8, 0.1, 131),
+                )
+                .unwrap();
+                let wt = from_stored(
+                    wv.clone(),
+                    &[n as i64, kk as i64],
+                    per_tensor_quantizer(QDType::QInt8, 0.01, 0),
+                )
+                .unwrap();
+                let y = qlinear(&x, &wt, None, 0.3, 9, false).unwrap();
+                let xi: Vec<i32> = xv.iter().map(|&v| v as i32 - 131).collect();
+                let wi: Vec<i32> = wv.iter().map(|&v| v as i32).collect();
+                let acc = int_gemm_nt_direct(&xi, m, kk, &wi, n);
+                let rq = Requant::new(0.1, &vec![0.01; n], None, (0.3, 9, QDType::QUInt8), false);
+                let mut want = vec![0i64; acc.len()];
+                rq.apply(&acc, &mut want, |i| i % n);
+                let got: Vec<i64> = y.to_vec::<u8>().iter().map(|&v| v as i64).collect();
+                assert_eq!(got, want, "linear {m}x{kk}x{n}");
+            }
+        };
+        check();
+        crate::cpu::simd::with_avx2_only(check);
     }
 
     #[test]

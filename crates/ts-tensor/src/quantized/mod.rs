@@ -12,9 +12,11 @@ use std::sync::Arc;
 
 use crate::{DType, Error, Result, Tensor};
 
+mod depthwise;
 mod fused;
 mod kernels;
 mod lstm;
+mod qgemm;
 mod weight_cache;
 
 pub use kernels::{

@@ -2,7 +2,7 @@
 //! layer runs its exact integer product on the float kernels (see `kernels.rs`), which needs the
 //! weight's integers minus their zero points as `f32`/`f64`, each output channel's scale and the
 //! largest row sum of `|w|`; converting a whole model's weights on every call cost more than
-//! the products. Prepared weights are kept per weight tensor, keyed by its storage (held, so the
+//! the products; the `u8 x i8` kernels take it packed (`qgemm.rs`, `depthwise.rs`). Prepared weights are kept per weight tensor, keyed by its storage (held, so the
 //! identity cannot be reused by another tensor), version counter (an in-place write invalidates
 //! the entry), geometry and quantizer, at most [`MAX_BYTES`] of float copies in all.
 
@@ -10,6 +10,8 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use super::depthwise::DwWeight;
+use super::qgemm::QWeight;
 use super::{quantizer_of, Quantizer};
 use crate::storage::Storage;
 use crate::{Result, Tensor};
@@ -27,6 +29,8 @@ pub(crate) struct PreparedWeight {
     pub row_l1: u64,
     f32: OnceLock<Tensor>,
     f64: OnceLock<Tensor>,
+    packed: OnceLock<Option<QWeight>>,
+    depthwise: OnceLock<Option<DwWeight>>,
 }
 
 impl PreparedWeight {
@@ -44,6 +48,8 @@ impl PreparedWeight {
             row_l1,
             f32: OnceLock::new(),
             f64: OnceLock::new(),
+            packed: OnceLock::new(),
+            depthwise: OnceLock::new(),
         }
     }
 
@@ -57,6 +63,21 @@ impl PreparedWeight {
             sizes,
         )?;
         Ok(self.f32.get_or_init(|| t).clone())
+    }
+
+    /// The weight packed for the `u8 x i8` kernels (made on first use; `None` when a value
+    /// does not fit `i8`).
+    pub fn packed(&self, n: usize) -> Option<&QWeight> {
+        self.packed
+            .get_or_init(|| QWeight::new(&self.ints, n))
+            .as_ref()
+    }
+
+    /// A depthwise weight of `c` channels as `[taps][c]` (made on first use).
+    pub fn depthwise(&self, c: usize) -> Option<&DwWeight> {
+        self.depthwise
+            .get_or_init(|| DwWeight::new(&self.ints, c))
+            .as_ref()
     }
 
     /// The weight as `f64` of shape `sizes` (made on first use).
