@@ -95,7 +95,7 @@ fn heads(x: &Tensor, h: i64) -> Result<Tensor> {
 
 /// Shapes an encoder/MHA mask of `mask_type` (0: `[L, S]`, 1: key padding `[B, S]`,
 /// 2: `[B, H, L, S]`) to broadcast over `[B, H, L, S]` scores.
-fn shape_mask(mask: &Tensor, mask_type: Option<i64>) -> Result<Tensor> {
+pub(crate) fn shape_mask(mask: &Tensor, mask_type: Option<i64>) -> Result<Tensor> {
     match (mask_type, mask.dim()) {
         (Some(1), 2) => {
             let s = mask.sizes();
@@ -108,7 +108,7 @@ fn shape_mask(mask: &Tensor, mask_type: Option<i64>) -> Result<Tensor> {
 /// Multi-head attention with packed in-projection: returns the projected output `[B, L, E]`
 /// and the attention weights `[B, H, L, S]`. Bool masks mark positions to *exclude*.
 #[allow(clippy::too_many_arguments)]
-fn mha(
+pub(crate) fn mha(
     query: &Tensor,
     key: &Tensor,
     value: &Tensor,
@@ -209,7 +209,7 @@ pub fn native_multi_head_attention(
         )?;
         return Ok((nested_from_padded_zeroing(&o, lengths)?, w));
     }
-    let (o, p) = mha(
+    let fused = crate::ops::attention_fused::multi_head_attention(
         query,
         key,
         value,
@@ -222,6 +222,22 @@ pub fn native_multi_head_attention(
         mask,
         mask_type,
     )?;
+    let (o, p) = match fused {
+        Some(r) => r,
+        None => mha(
+            query,
+            key,
+            value,
+            embed_dim,
+            num_head,
+            qkv_weight,
+            qkv_bias,
+            proj_weight,
+            proj_bias,
+            mask,
+            mask_type,
+        )?,
+    };
     let weights = if !need_weights {
         Tensor::zeros(&[0], query.dtype())?
     } else if average_attn_weights {
@@ -294,6 +310,36 @@ pub fn transformer_encoder_layer_fwd(
     } else {
         src.clone()
     };
+    // The f32 kernel when the operands fit it, else the composition of tensor operations.
+    let out = match crate::ops::attention_fused::encoder_layer(
+        &x, embed_dim, num_heads, w, use_gelu, norm_first, eps, mask, mask_type,
+    )? {
+        Some(out) => out,
+        None => encoder_layer_composed(
+            &x, embed_dim, num_heads, w, use_gelu, norm_first, eps, mask, mask_type,
+        )?,
+    };
+    if unbatched {
+        out.squeeze_dim(0)
+    } else {
+        Ok(out)
+    }
+}
+
+/// `_transformer_encoder_layer_fwd` on a dense `[B, L, E]` input as a composition of tensor
+/// operations (any dtype; the f32 kernel's reference).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encoder_layer_composed(
+    x: &Tensor,
+    embed_dim: i64,
+    num_heads: i64,
+    w: &EncoderLayerWeights,
+    use_gelu: bool,
+    norm_first: bool,
+    eps: f64,
+    mask: Option<&Tensor>,
+    mask_type: Option<i64>,
+) -> Result<Tensor> {
     let ln1 = |t: &Tensor| layer_norm(t, &[embed_dim], w.norm_weight_1, w.norm_bias_1, eps);
     let ln2 = |t: &Tensor| layer_norm(t, &[embed_dim], w.norm_weight_2, w.norm_bias_2, eps);
     let attn = |t: &Tensor| -> Result<Tensor> {
@@ -318,16 +364,11 @@ pub fn transformer_encoder_layer_fwd(
         h.linear(w.ffn_weight_2, w.ffn_bias_2)
     };
     let one = Scalar::Int(1);
-    let out = if norm_first {
-        let x = x.add(&attn(&ln1(&x)?)?, one)?;
+    Ok(if norm_first {
+        let x = x.add(&attn(&ln1(x)?)?, one)?;
         x.add(&ffn(&ln2(&x)?)?, one)?
     } else {
-        let x = ln1(&x.add(&attn(&x)?, one)?)?;
+        let x = ln1(&x.add(&attn(x)?, one)?)?;
         ln2(&x.add(&ffn(&x)?, one)?)?
-    };
-    if unbatched {
-        out.squeeze_dim(0)
-    } else {
-        Ok(out)
-    }
+    })
 }

@@ -3,6 +3,7 @@
 //! re-exported at the crate root.
 
 pub mod attention;
+mod attention_fused;
 pub mod binary;
 pub mod complex_ops;
 pub mod conv;

@@ -303,7 +303,7 @@ fn lane_sum<F: OpNum>(i: &[F], f: impl Fn(f64) -> f64) -> f64 {
     s
 }
 
-simd_dispatch!(fn layer_norm_row_simd<F: FloatMath>(i: &[F], o: &mut [F], eps: f64, w: Option<&[F]>, b: Option<&[F]>) = layer_norm_row;);
+simd_dispatch!(pub(crate) fn layer_norm_row_simd<F: FloatMath>(i: &[F], o: &mut [F], eps: f64, w: Option<&[F]>, b: Option<&[F]>) = layer_norm_row;);
 
 /// One row of layer normalization: mean and biased variance accumulated in f64 (two passes),
 /// then `(v - mean) * rstd * w + b`.

@@ -222,7 +222,7 @@ pub(crate) enum SoftmaxKind {
     SafeSoftmax,
 }
 
-simd_dispatch!(fn softmax_row_simd<F: FloatMath>(i: &[F], o: &mut [F], kind: SoftmaxKind) = softmax_row;);
+simd_dispatch!(pub(crate) fn softmax_row_simd<F: FloatMath>(i: &[F], o: &mut [F], kind: SoftmaxKind) = softmax_row;);
 
 /// One row of (log-)softmax. An infinite maximum makes the row NaN, as in ATen (except fully
 /// masked rows of [`SoftmaxKind::SafeSoftmax`]). Written as separate max / exp / sum / scale
