@@ -127,39 +127,55 @@ pub(crate) fn scatter_tiles<T: Accum>(
     g: &Window,
     bias: Option<&[T]>,
 ) -> Vec<T> {
-    let oplane = g.oh * g.ow;
-    let mut out = vec![T::default(); n * c * oplane];
-    if oplane == 0 {
-        return out;
-    }
-    let l = g.h * g.w;
-    let k = g.kh * g.kw;
-    out.par_chunks_mut(oplane).enumerate().for_each(|(p, dst)| {
-        let (nb, ci) = (p / c, p % c);
+    for_each_tap(cols, n, c, g, |ci, ki, kj, src, dst| {
         let b = bias.map(|b| b[ci]);
-        for ki in 0..g.kh {
-            for kj in 0..g.kw {
-                let row = ((nb * c + ci) * k + ki * g.kw + kj) * l;
-                let src = &cols[row..row + l];
-                for iy in 0..g.h {
-                    let drow = &mut dst[(iy * g.kh + ki) * g.ow..][..g.ow];
-                    for (ix, &v) in src[iy * g.w..(iy + 1) * g.w].iter().enumerate() {
-                        let folded = T::default().acc(v);
-                        drow[ix * g.kw + kj] = match b {
-                            Some(b) => folded.acc(b),
-                            None => folded,
-                        };
-                    }
-                }
+        for iy in 0..g.h {
+            let drow = &mut dst[(iy * g.kh + ki) * g.ow..][..g.ow];
+            for (ix, &v) in src[iy * g.w..(iy + 1) * g.w].iter().enumerate() {
+                let folded = T::default().acc(v);
+                drow[ix * g.kw + kj] = match b {
+                    Some(b) => folded.acc(b),
+                    None => folded,
+                };
             }
         }
-    });
-    out
+    })
 }
 
 /// Folds columns `[n, c * kh * kw, h * w]` (one column per *input* position of a transposed
 /// convolution) into `[n, c, oh, ow]`, summing overlapping taps.
 pub(crate) fn col2im<T: Accum>(cols: &[T], n: usize, c: usize, g: &Window) -> Vec<T> {
+    for_each_tap(cols, n, c, g, |_, ki, kj, src, dst| {
+        for iy in 0..g.h {
+            let Some(oy) = (iy * g.sh + ki * g.dh).checked_sub(g.ph) else {
+                continue;
+            };
+            if oy >= g.oh {
+                continue;
+            }
+            for ix in 0..g.w {
+                let Some(ox) = (ix * g.sw + kj * g.dw).checked_sub(g.pw) else {
+                    continue;
+                };
+                if ox < g.ow {
+                    let d = &mut dst[oy * g.ow + ox];
+                    *d = d.acc(src[iy * g.w + ix]);
+                }
+            }
+        }
+    })
+}
+
+/// A zeroed `[n, c, oh, ow]` output, planes in parallel; `tap(channel, ki, kj, column row,
+/// output plane)` is called for every kernel tap of every plane with that tap's `h * w`
+/// column entries.
+fn for_each_tap<T: Accum>(
+    cols: &[T],
+    n: usize,
+    c: usize,
+    g: &Window,
+    tap: impl Fn(usize, usize, usize, &[T], &mut [T]) + Sync,
+) -> Vec<T> {
     let oplane = g.oh * g.ow;
     let mut out = vec![T::default(); n * c * oplane];
     if oplane == 0 {
@@ -172,24 +188,7 @@ pub(crate) fn col2im<T: Accum>(cols: &[T], n: usize, c: usize, g: &Window) -> Ve
         for ki in 0..g.kh {
             for kj in 0..g.kw {
                 let row = ((nb * c + ci) * k + ki * g.kw + kj) * l;
-                let src = &cols[row..row + l];
-                for iy in 0..g.h {
-                    let Some(oy) = (iy * g.sh + ki * g.dh).checked_sub(g.ph) else {
-                        continue;
-                    };
-                    if oy >= g.oh {
-                        continue;
-                    }
-                    for ix in 0..g.w {
-                        let Some(ox) = (ix * g.sw + kj * g.dw).checked_sub(g.pw) else {
-                            continue;
-                        };
-                        if ox < g.ow {
-                            let d = &mut dst[oy * g.ow + ox];
-                            *d = d.acc(src[iy * g.w + ix]);
-                        }
-                    }
-                }
+                tap(ci, ki, kj, &cols[row..row + l], dst);
             }
         }
     });
