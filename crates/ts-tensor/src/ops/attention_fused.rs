@@ -231,6 +231,27 @@ struct Dims {
     embed: usize,
 }
 
+impl Dims {
+    fn new(batch: i64, heads: i64, l: i64, s: i64, embed: i64) -> Dims {
+        Dims {
+            batch: batch as usize,
+            heads: heads as usize,
+            l: l as usize,
+            s: s as usize,
+            embed: embed as usize,
+        }
+    }
+
+    /// The attention mask read for these dims: `Some(None)` without one, `None` when it does
+    /// not fit this kernel.
+    fn mask(&self, mask: Option<&Tensor>, mask_type: Option<i64>) -> Result<Option<Option<Mask>>> {
+        let Some(m) = mask else {
+            return Ok(Some(None));
+        };
+        Ok(Mask::new(m, mask_type, [self.batch, self.heads, self.l, self.s])?.map(Some))
+    }
+}
+
 /// Scaled dot-product attention of every head: `q`, `k`, `v` are row-major rows (`[B * L]` or
 /// `[B * S]` rows of stride `*_rs` from `*_off`, head `h` at columns `h * d ..`). Writes the
 /// heads' outputs side by side into `o` (`[B * L, E]`) and the probabilities into `p`
@@ -462,19 +483,9 @@ pub(crate) fn multi_head_attention(
     let Some(w) = AttnWeights::of(e, qkv_weight, qkv_bias, proj_weight, proj_bias)? else {
         return Ok(None);
     };
-    let dims = Dims {
-        batch: qs[0] as usize,
-        heads: h as usize,
-        l: qs[1] as usize,
-        s: ks[1] as usize,
-        embed: e as usize,
-    };
-    let mask = match mask {
-        Some(m) => match Mask::new(m, mask_type, [dims.batch, dims.heads, dims.l, dims.s])? {
-            Some(m) => Some(m),
-            None => return Ok(None),
-        },
-        None => None,
+    let dims = Dims::new(qs[0], h, qs[1], ks[1], e);
+    let Some(mask) = dims.mask(mask, mask_type)? else {
+        return Ok(None);
     };
     let threads = crate::threads::num_threads();
     let ue = dims.embed;
@@ -586,19 +597,9 @@ pub(crate) fn encoder_layer(
     ) else {
         return Ok(None);
     };
-    let dims = Dims {
-        batch: xs[0] as usize,
-        heads: num_heads as usize,
-        l: xs[1] as usize,
-        s: xs[1] as usize,
-        embed: e as usize,
-    };
-    let mask = match mask {
-        Some(m) => match Mask::new(m, mask_type, [dims.batch, dims.heads, dims.l, dims.s])? {
-            Some(m) => Some(m),
-            None => return Ok(None),
-        },
-        None => None,
+    let dims = Dims::new(xs[0], num_heads, xs[1], xs[1], e);
+    let Some(mask) = dims.mask(mask, mask_type)? else {
+        return Ok(None);
     };
     let threads = crate::threads::num_threads();
     let (ue, uf) = (dims.embed, f as usize);
