@@ -156,7 +156,7 @@ fn reg_family(
 ) {
     for line in overload_lines(name) {
         if filter(line) {
-            let _ = r.register(line, op(f.clone()));
+            r.define_op(line, op(f.clone()));
         }
     }
 }

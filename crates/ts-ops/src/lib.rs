@@ -21,7 +21,7 @@ pub mod value_hash;
 
 pub use fast::ScalarOp;
 pub use registry::{
-    op, registry, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
+    op, registry, Build, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
 };
 
 /// Registers every builtin operator into `r`.

@@ -344,8 +344,8 @@ fn register_family(r: &Registry, name: &str, arity: usize, f: NumFn) {
         }
         let ret = schema.returns[0].ty.clone();
         let f = f.clone();
-        let _ = r.register(
-            line,
+        r.register_schema(
+            schema,
             op(move |s: &mut Stack| {
                 // Read the operands in place: no allocation on the interpreter's hottest path.
                 let base = s.len().checked_sub(arity).ok_or_else(|| {

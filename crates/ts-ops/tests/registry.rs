@@ -150,3 +150,121 @@ fn every_tensor_binding_names_a_real_pytorch_schema() {
     assert!(r.find("aten::atan2_").is_some());
     assert!(r.find("aten::add.out").is_some());
 }
+
+/// An operation pushing `v` (tells overloads apart in the tests below).
+fn pushes(v: i64) -> ts_ops::Operation {
+    op(move |s| {
+        s.push(IValue::Int(v));
+        Ok(())
+    })
+}
+
+fn run_op(o: &ts_ops::Operator) -> i64 {
+    let OperatorKind::Op(f) = &o.kind else {
+        panic!("not a plain operation")
+    };
+    let mut stack = vec![];
+    f(&mut stack).unwrap();
+    stack[0].as_int().unwrap()
+}
+
+#[test]
+fn definitions_are_built_on_first_lookup_in_definition_order() {
+    let r = Registry::new();
+    let built = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = built.clone();
+    r.define(
+        "my_ns::f.a(int x) -> int",
+        Box::new(move |_, s| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(s.overload_name, "a");
+            Some(OperatorKind::Op(pushes(1)))
+        }),
+    );
+    // An eager registration of the same operator keeps its place after the definition.
+    r.register("my_ns::f.b(float x) -> int", pushes(2)).unwrap();
+    r.define_op("my_ns::f.c(str x) -> int", pushes(3));
+    assert!(r.is_defined("my_ns::f.c"));
+    assert!(!r.is_defined("my_ns::f.d"));
+    let names: Vec<String> = r
+        .lookup(Symbol::new("my_ns::f"))
+        .iter()
+        .map(|o| o.full_name())
+        .collect();
+    assert_eq!(names, vec!["my_ns::f.a", "my_ns::f.b", "my_ns::f.c"]);
+    // Built once, however often it is looked up.
+    assert!(r.find("my_ns::f.a").is_some());
+    assert_eq!(built.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(r.len(), 3);
+}
+
+#[test]
+fn a_definition_replaces_and_may_decline() {
+    let r = Registry::new();
+    r.define_op("my_ns::g(int x) -> int", pushes(1));
+    r.define_op("my_ns::g(int x) -> int", pushes(2));
+    let g = r.find("my_ns::g").expect("defined");
+    assert_eq!(run_op(&g), 2);
+    assert_eq!(r.lookup(Symbol::new("my_ns::g")).len(), 1);
+    // A builder that finds it does not apply leaves the name undefined.
+    r.define("my_ns::h(int x) -> int", Box::new(|_, _| None));
+    assert!(r.is_defined("my_ns::h"));
+    assert!(r.find("my_ns::h").is_none());
+    assert!(!r.is_defined("my_ns::h"));
+    // A builder may look up other operators (an out= form finds its functional one).
+    r.define(
+        "my_ns::k(int x) -> int",
+        Box::new(|r, _| r.find("my_ns::g").map(|g| g.kind.clone())),
+    );
+    assert_eq!(run_op(&r.find("my_ns::k").expect("built from g")), 2);
+    // A malformed line is reported, not a panic.
+    r.define_op("my_ns::bad(int x -> int", pushes(0));
+    assert!(r.find("my_ns::bad").is_none());
+    assert_eq!(r.definition_errors().len(), 1);
+}
+
+#[test]
+fn concurrent_first_lookups_see_every_overload() {
+    let r = Arc::new(Registry::new());
+    const LINES: [&str; 3] = [
+        "my_ns::m.a(int x) -> int",
+        "my_ns::m.b(float x) -> int",
+        "my_ns::m.c(str x) -> int",
+    ];
+    for line in LINES {
+        r.define(
+            line,
+            Box::new(|_, _| {
+                // Slow builds widen the window in which another thread could see a partial list.
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                Some(OperatorKind::Op(pushes(0)))
+            }),
+        );
+    }
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let r = r.clone();
+            std::thread::spawn(move || r.lookup(Symbol::new("my_ns::m")).len())
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), 3);
+    }
+}
+
+#[test]
+fn a_fallback_yields_to_a_later_definition() {
+    let r = Registry::new();
+    r.define_fallback("my_ns::p_(int x) -> int", Box::new(|_, _| None));
+    // Registration code binding a name "only when nothing else does" still binds it.
+    assert!(!r.is_defined("my_ns::p_"));
+    r.define_op("my_ns::p_(int x) -> int", pushes(7));
+    assert!(r.is_defined("my_ns::p_"));
+    assert_eq!(run_op(&r.find("my_ns::p_").expect("defined")), 7);
+    // A fallback alone is still found when it builds.
+    r.define_fallback(
+        "my_ns::q_(int x) -> int",
+        Box::new(|_, _| Some(OperatorKind::Op(pushes(8)))),
+    );
+    assert_eq!(run_op(&r.find("my_ns::q_").expect("built")), 8);
+}

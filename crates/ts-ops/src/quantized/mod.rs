@@ -9,7 +9,6 @@
 
 pub mod packed;
 
-use std::sync::Arc;
 
 use ts_core::IValue;
 use ts_tensor::quantized::{self as q, QConvParams, QDType, QScheme};
@@ -72,41 +71,43 @@ where
     O: Outputs,
     F: Fn(&Args) -> Result<O, Error> + Send + Sync + 'static,
 {
-    let Some(prev) = r.find(full_name) else {
+    if !r.is_defined(full_name) {
         note_registration_error(format!(
             "{full_name}: no operator to add a quantized overload to"
         ));
         return;
-    };
-    let OperatorKind::Op(prev_op) = prev.kind.clone() else {
-        note_registration_error(format!(
-            "{full_name}: cannot wrap a node-dependent operator"
-        ));
-        return;
-    };
-    let n = prev.schema.arguments.len();
-    let f = Arc::new(f);
+    }
     let Some(schema) = crate::schema_table::schema_line(full_name) else {
         note_registration_error(format!("no PyTorch schema named '{full_name}'"));
         return;
     };
-    if let Err(e) = r.register(
+    let full_name = full_name.to_string();
+    r.define(
         schema,
-        op(move |s| {
-            let base = s.len().saturating_sub(n);
-            let quantized = s[base..]
-                .iter()
-                .any(|v| matches!(v, IValue::Tensor(t) if t.is_quantized()));
-            if !quantized {
-                return prev_op(s);
-            }
-            let args = Args(pop_n(s, n)?);
-            f(&args)?.push_to(s);
-            Ok(())
+        Box::new(move |r, _| {
+            // The definition this one wraps, built just before it (same name, same operator).
+            let prev = r.find(&full_name)?;
+            let OperatorKind::Op(prev_op) = prev.kind.clone() else {
+                note_registration_error(format!(
+                    "{full_name}: cannot wrap a node-dependent operator"
+                ));
+                return None;
+            };
+            let n = prev.schema.arguments.len();
+            Some(OperatorKind::Op(op(move |s| {
+                let base = s.len().saturating_sub(n);
+                let quantized = s[base..]
+                    .iter()
+                    .any(|v| matches!(v, IValue::Tensor(t) if t.is_quantized()));
+                if !quantized {
+                    return prev_op(s);
+                }
+                let args = Args(pop_n(s, n)?);
+                f(&args)?.push_to(s);
+                Ok(())
+            })))
         }),
-    ) {
-        note_registration_error(format!("{full_name}: {}", e.message));
-    }
+    );
 }
 
 /// A raw operation under PyTorch's schema `full_name`.

@@ -3,9 +3,8 @@
 //! the target's operation under the alias's own schema, so aliases never drift from their
 //! targets and need no kernels of their own.
 
-use crate::registry::{OperatorKind, Registry};
+use crate::registry::Registry;
 use crate::schema_table;
-use ts_core::FunctionSchema;
 
 /// `(alias, target)` operator names; overloads map to the overload of the same name.
 const ALIASES: &[(&str, &str)] = &[
@@ -67,33 +66,27 @@ fn target_of(full: &str) -> Option<String> {
     })
 }
 
-fn arg_count(line: &str) -> Option<usize> {
-    FunctionSchema::parse(line).ok().map(|s| s.arguments.len())
-}
-
-/// Registers every alias overload whose target is registered with the same arity.
+/// Defines every alias overload whose target is defined; it runs the target's operation when
+/// the arities agree (checked when the alias is first looked up).
 pub fn register(r: &Registry) {
     for line in schema_table::all_lines() {
         let full = crate::coverage::full_name_of(line);
-        if r.find(full).is_some() {
+        if r.is_defined(full) {
             continue;
         }
         let Some(target) = target_of(full) else {
             continue;
         };
-        let Some(op) = r.find(&target) else {
-            continue;
-        };
-        if arg_count(line) != Some(op.schema.arguments.len()) {
+        if !r.might_define(&target) {
             continue;
         }
-        let res = match &op.kind {
-            OperatorKind::Op(f) => r.register(line, f.clone()),
-            OperatorKind::NodeOp(f) => r.register_node_op(line, f.clone()),
-        };
-        if let Err(e) = res {
-            super::note_registration_error(format!("{full}: {}", e.message));
-        }
+        r.define(
+            line,
+            Box::new(move |r, s| {
+                let op = r.find(&target)?;
+                (s.arguments.len() == op.schema.arguments.len()).then(|| op.kind.clone())
+            }),
+        );
     }
 }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use ts_core::{Argument, FunctionSchema, IValue, Type};
 use ts_tensor::{resize_out_and_copy, DType, Error, Tensor};
 
-use crate::registry::{op, Operator, Registry};
+use crate::registry::{op, Operator, OperatorKind, Registry};
 use crate::stack::pop_n;
 
 /// Where one argument of the functional overload comes from.
@@ -192,24 +192,19 @@ fn preferred_overload(ov: &str) -> String {
     ov.to_string()
 }
 
-fn register_in_place(r: &Registry, s: &FunctionSchema) {
-    let Some(base) = functional_name_of_in_place(&s.name) else {
-        return;
-    };
+/// The in-place operation of `s` computed by its functional overload, if it has one.
+fn in_place_op(r: &Registry, s: &FunctionSchema) -> Option<OperatorKind> {
+    let base = functional_name_of_in_place(&s.name)?;
     let written: Vec<usize> = (0..s.arguments.len())
         .filter(|&i| writes(&s.arguments[i]))
         .collect();
     if written != [0] || s.returns.len() != 1 || !matches!(*s.arguments[0].ty, Type::Tensor(_)) {
-        return;
+        return None;
     }
     let given: Vec<(usize, &Argument)> = s.arguments.iter().enumerate().collect();
-    let Some((f, plan)) = find_functional(r, &base, &given, 1, false, &s.overload_name) else {
-        return;
-    };
+    let (f, plan) = find_functional(r, &base, &given, 1, false, &s.overload_name)?;
     let n = s.arguments.len();
-    r.register_schema(
-        s.clone(),
-        op(move |st| {
+    Some(OperatorKind::Op(op(move |st| {
             let args = pop_n(st, n)?;
             let self_t = args[0]
                 .as_tensor()
@@ -221,49 +216,43 @@ fn register_in_place(r: &Registry, s: &FunctionSchema) {
             self_t.copy_(&result)?;
             st.push(IValue::Tensor(self_t));
             Ok(())
-        }),
-    );
+        })))
 }
 
-fn register_out(r: &Registry, s: &FunctionSchema) {
+/// The `out=` operation of `s` computed by its functional overload, if it has one.
+fn out_op(r: &Registry, s: &FunctionSchema) -> Option<OperatorKind> {
     let written: Vec<usize> = (0..s.arguments.len())
         .filter(|&i| writes(&s.arguments[i]))
         .collect();
-    let Some(&first_out) = written.first() else {
-        return;
-    };
+    let &first_out = written.first()?;
     // The outs are the trailing keyword-only arguments that are written, and nothing else is.
     let n = s.arguments.len();
     let tail_ok = written.iter().enumerate().all(|(k, &i)| i == first_out + k)
         && *written.last().unwrap_or(&0) + 1 == n
         && written.iter().all(|&i| s.arguments[i].kwarg_only);
     if !tail_ok {
-        return;
+        return None;
     }
     let list_out = written.len() == 1 && matches!(*s.arguments[first_out].ty, Type::List(_));
     let n_returns = if list_out {
         if !s.returns.is_empty() {
-            return;
+            return None;
         }
         1
     } else {
         if s.returns.len() != written.len() {
-            return;
+            return None;
         }
         written.len()
     };
     let given: Vec<(usize, &Argument)> = s.arguments[..first_out].iter().enumerate().collect();
     let preferred = preferred_overload(&s.overload_name);
-    let Some((f, plan)) = find_functional(r, &s.name, &given, n_returns, true, &preferred) else {
-        return;
-    };
+    let (f, plan) = find_functional(r, &s.name, &given, n_returns, true, &preferred)?;
     if list_out && !matches!(*f.schema.returns[0].ty, Type::List(_)) {
-        return;
+        return None;
     }
     let n_out = written.len();
-    r.register_schema(
-        s.clone(),
-        op(move |st| {
+    Some(OperatorKind::Op(op(move |st| {
             let args = pop_n(st, n)?;
             let (inputs, outs) = args.split_at(first_out);
             if list_out {
@@ -303,40 +292,38 @@ fn register_out(r: &Registry, s: &FunctionSchema) {
                 st.push(IValue::Tensor(written));
             }
             Ok(())
-        }),
-    );
+        })))
 }
 
 /// Registers every derivable in-place and out= overload not bound directly.
 pub fn register(r: &Registry) {
     for line in crate::schema_table::all_lines() {
         // Only schemas that write an argument are derived, and only those not registered:
-        // both are read off the text, so most lines are never parsed.
+        // both are read off the text, so most lines are never parsed (and those that are, only
+        // when first looked up).
         if !line.starts_with("aten::") || !line.contains('!') {
             continue;
         }
         let head = &line[..line.find('(').unwrap_or(line.len())];
-        if r.find(head).is_some() {
-            continue;
-        }
-        let Ok(s) = FunctionSchema::parse(line) else {
-            continue;
-        };
-        let full = if s.overload_name.is_empty() {
-            s.name.clone()
-        } else {
-            format!("{}.{}", s.name, s.overload_name)
-        };
         // `detach_` drops autograd history: copying `detach(self)` into `self` would not
         // (autograd's own binding registers it).
-        if r.find(&full).is_some() || s.is_vararg || full == "aten::detach_" {
+        if r.is_defined(head) || head == "aten::detach_" {
             continue;
         }
-        if s.arguments.iter().any(|a| writes(a) && a.kwarg_only) {
-            register_out(r, &s);
-        } else if s.arguments.first().is_some_and(writes) {
-            register_in_place(r, &s);
-        }
+        r.define_fallback(
+            line,
+            Box::new(|r, s| {
+                if s.is_vararg {
+                    None
+                } else if s.arguments.iter().any(|a| writes(a) && a.kwarg_only) {
+                    out_op(r, s)
+                } else if s.arguments.first().is_some_and(writes) {
+                    in_place_op(r, s)
+                } else {
+                    None
+                }
+            }),
+        );
     }
 }
 

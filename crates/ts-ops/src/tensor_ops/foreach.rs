@@ -15,7 +15,8 @@ use std::sync::Arc;
 use ts_core::{Argument, FunctionSchema, IValue, Type, TypeRef};
 use ts_tensor::{resize_out_and_copy, Error, Scalar, Tensor};
 
-use crate::registry::{op, Operator, Registry};
+use crate::coverage::full_name_of;
+use crate::registry::{op, Operator, OperatorKind, Registry};
 use crate::stack::pop_n;
 
 /// How one foreach argument feeds the element operator.
@@ -269,70 +270,60 @@ fn element_for(r: &Registry, base: &str, types: &[TypeRef]) -> Option<Element> {
 /// Registers every `_foreach_*` schema whose element operator exists.
 pub fn register(r: &Registry) {
     for line in crate::schema_table::all_lines() {
-        let Some(rest) = line.strip_prefix("aten::_foreach_") else {
-            continue;
-        };
-        let Ok(s) = FunctionSchema::parse(line) else {
-            continue;
-        };
-        let full = format!(
-            "aten::_foreach_{}",
-            &rest[..rest.find('(').unwrap_or(rest.len())]
-        );
-        if r.find(&full).is_some() {
+        if !line.starts_with("aten::_foreach_") || r.is_defined(full_name_of(line)) {
             continue;
         }
-        let raw = s.name.trim_start_matches("aten::_foreach_");
-        let in_place = raw.ends_with('_');
-        let base = raw.trim_end_matches('_').to_string();
-        let out_idx = s
-            .arguments
-            .iter()
-            .position(|a| a.kwarg_only && a.alias_info.as_ref().is_some_and(|i| i.is_write));
-        let n_in = out_idx.unwrap_or(s.arguments.len());
-        let (feeds, types): (Vec<Feed>, Vec<TypeRef>) = s.arguments[..n_in]
-            .iter()
-            .map(|a| element_type(a, &base))
-            .unzip();
-        let Some(elem) = element_for(r, &base, &types) else {
-            continue;
-        };
-        let n = s.arguments.len();
-        let _ = r.register(
-            line,
-            op(move |st| {
-                let args = pop_n(st, n)?;
-                let per = element_args(&feeds, &args[..n_in])?;
-                if in_place {
-                    let selves = tensor_items(&args[0], "self")?;
-                    for (t, a) in selves.iter().zip(per) {
-                        let res = run_element(&elem, a)?;
-                        ts_tensor::promote::check_can_cast(res.dtype(), t.dtype())?;
-                        t.copy_(&res)?;
-                    }
-                    return Ok(());
-                }
-                let results: Vec<Tensor> = per
-                    .into_iter()
-                    .map(|a| run_element(&elem, a))
-                    .collect::<Result<_, _>>()?;
-                if out_idx.is_some() {
-                    let outs = tensor_items(&args[n_in], "out")?;
-                    if outs.len() != results.len() {
-                        return Err(Error::runtime(format!(
-                            "Tensor lists must have the same number of tensors, got {} and {}",
-                            results.len(),
-                            outs.len()
-                        )));
-                    }
-                    for (o, t) in outs.iter().zip(&results) {
-                        resize_out_and_copy(o, t)?;
-                    }
-                    return Ok(());
-                }
-                st.push(IValue::tensor_list(results));
-                Ok(())
-            }),
-        );
+        r.define(line, Box::new(foreach_op));
     }
+}
+
+/// The operation of `_foreach_` schema `s`, when its element operator exists.
+fn foreach_op(r: &Registry, s: &FunctionSchema) -> Option<OperatorKind> {
+    let raw = s.name.trim_start_matches("aten::_foreach_");
+    let in_place = raw.ends_with('_');
+    let base = raw.trim_end_matches('_').to_string();
+    let out_idx = s
+        .arguments
+        .iter()
+        .position(|a| a.kwarg_only && a.alias_info.as_ref().is_some_and(|i| i.is_write));
+    let n_in = out_idx.unwrap_or(s.arguments.len());
+    let (feeds, types): (Vec<Feed>, Vec<TypeRef>) = s.arguments[..n_in]
+        .iter()
+        .map(|a| element_type(a, &base))
+        .unzip();
+    let elem = element_for(r, &base, &types)?;
+    let n = s.arguments.len();
+    Some(OperatorKind::Op(op(move |st| {
+        let args = pop_n(st, n)?;
+        let per = element_args(&feeds, &args[..n_in])?;
+        if in_place {
+            let selves = tensor_items(&args[0], "self")?;
+            for (t, a) in selves.iter().zip(per) {
+                let res = run_element(&elem, a)?;
+                ts_tensor::promote::check_can_cast(res.dtype(), t.dtype())?;
+                t.copy_(&res)?;
+            }
+            return Ok(());
+        }
+        let results: Vec<Tensor> = per
+            .into_iter()
+            .map(|a| run_element(&elem, a))
+            .collect::<Result<_, _>>()?;
+        if out_idx.is_some() {
+            let outs = tensor_items(&args[n_in], "out")?;
+            if outs.len() != results.len() {
+                return Err(Error::runtime(format!(
+                    "Tensor lists must have the same number of tensors, got {} and {}",
+                    results.len(),
+                    outs.len()
+                )));
+            }
+            for (o, t) in outs.iter().zip(&results) {
+                resize_out_and_copy(o, t)?;
+            }
+            return Ok(());
+        }
+        st.push(IValue::tensor_list(results));
+        Ok(())
+    })))
 }

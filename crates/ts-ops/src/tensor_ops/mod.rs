@@ -47,7 +47,6 @@ mod test_ops;
 mod view_copies;
 mod windows;
 
-use std::sync::Arc;
 
 use parking_lot::Mutex;
 use ts_core::FunctionSchema;
@@ -55,7 +54,7 @@ use ts_tensor::Error;
 
 pub use args::{Args, Outputs};
 
-use crate::registry::{op, Registry};
+use crate::registry::{op, OperatorKind, Registry};
 use crate::stack::pop_n;
 
 /// Registers every tensor operator.
@@ -105,10 +104,13 @@ pub fn register(r: &Registry) {
 
 static REGISTRATION_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Problems found while registering (a binding naming a schema PyTorch does not have); a test
-/// asserts there are none.
+/// Problems found while registering (a binding naming a schema PyTorch does not have, a
+/// schema line that does not parse); a test asserts there are none. Builds every lazily
+/// defined operator first, so it is for tests and listings, not start-up paths.
 pub fn registration_errors() -> Vec<String> {
-    REGISTRATION_ERRORS.lock().clone()
+    let mut errors = crate::registry().definition_errors();
+    errors.extend(REGISTRATION_ERRORS.lock().iter().cloned());
+    errors
 }
 
 /// Records a registration problem for [`registration_errors`].
@@ -126,7 +128,7 @@ where
     O: Outputs,
     F: Fn(&Args) -> Result<O, Error> + Send + Sync + 'static,
 {
-    if r.find(full_name).is_some() {
+    if r.is_defined(full_name) {
         note_error(format!("'{full_name}' is already registered"));
         return;
     }
@@ -134,23 +136,20 @@ where
         note_error(format!("no PyTorch schema named '{full_name}'"));
         return;
     };
-    let schema = match FunctionSchema::parse(line) {
-        Ok(s) => s,
-        Err(e) => return note_error(format!("{full_name}: {e}")),
-    };
-    let n = schema.arguments.len();
-    let f = Arc::new(f);
-    let refuse_quantized = refuses_quantized(&schema);
     let name = full_name.to_string();
-    r.register_schema(
-        schema,
-        op(move |s| {
-            let args = Args(pop_n(s, n)?);
-            if refuse_quantized {
-                check_not_quantized(&args, &name)?;
-            }
-            f(&args)?.push_to(s);
-            Ok(())
+    r.define(
+        line,
+        Box::new(move |_, schema| {
+            let n = schema.arguments.len();
+            let refuse_quantized = refuses_quantized(schema);
+            Some(OperatorKind::Op(op(move |s| {
+                let args = Args(pop_n(s, n)?);
+                if refuse_quantized {
+                    check_not_quantized(&args, &name)?;
+                }
+                f(&args)?.push_to(s);
+                Ok(())
+            })))
         }),
     );
 }
@@ -211,18 +210,17 @@ where
     O: Outputs,
     F: Fn(&Args) -> Result<O, Error> + Send + Sync + 'static,
 {
-    let n = FunctionSchema::parse(schema)
-        .map_err(|e| Error::runtime(format!("invalid operator schema '{schema}': {e}")))?
-        .arguments
-        .len();
-    r.register(
-        schema,
+    let parsed = FunctionSchema::parse(schema)
+        .map_err(|e| Error::runtime(format!("invalid operator schema '{schema}': {e}")))?;
+    let n = parsed.arguments.len();
+    r.register_schema(
+        parsed,
         op(move |s| {
             let args = Args(pop_n(s, n)?);
             f(&args)?.push_to(s);
             Ok(())
         }),
-    )?;
+    );
     Ok(())
 }
 
