@@ -58,8 +58,8 @@ struct Element {
     values: Vec<ValueId>,
     points_to: Vec<usize>,
     contained: Vec<usize>,
-    /// The alias-type key of the values (to find their wildcard).
-    type_key: Option<String>,
+    /// The alias-type key of the values (to find their wildcard); tensors' is borrowed.
+    type_key: Option<Cow<'static, str>>,
 }
 
 /// The alias database of one graph.
@@ -244,13 +244,18 @@ impl AliasDb {
     }
 
     fn give_fresh_alias(&mut self, g: &Graph, v: ValueId, add_wildcard_to_contained: bool) {
-        let Some(types) = alias_types(g.value(v).ty()) else {
-            return;
-        };
         if self.element_of.contains_key(&v) {
             // Inside a loop a value may be seen twice.
             return;
         }
+        if matches!(&**g.value(v).ty(), Type::Tensor(_)) {
+            // Most values are tensors, which contain nothing: no type list to build.
+            self.new_element(g, Some(v));
+            return;
+        }
+        let Some(types) = alias_types(g.value(v).ty()) else {
+            return;
+        };
         let e = self.new_element(g, Some(v));
         if add_wildcard_to_contained {
             self.attach_contained_wildcards(g, e, &types);
@@ -750,7 +755,7 @@ impl AliasDb {
 
     /// The wildcard element of the type of the (first) value of element `e`.
     fn wildcard_of_element(&self, e: usize) -> Option<usize> {
-        let key = self.elements[e].type_key.as_ref()?;
+        let key = self.elements[e].type_key.as_deref()?;
         self.wildcard_index.get(key).copied()
     }
 
@@ -1475,11 +1480,11 @@ const TENSOR_KEY: &str = "Tensor";
 
 /// The alias key of values of type `ty`, if it is an alias type (tensors without the
 /// general path's allocations: alias analysis keys every value it meets).
-fn type_key(ty: &TypeRef) -> Option<String> {
+fn type_key(ty: &TypeRef) -> Option<Cow<'static, str>> {
     if matches!(&**ty, Type::Tensor(_)) {
-        return Some(TENSOR_KEY.to_string());
+        return Some(Cow::Borrowed(TENSOR_KEY));
     }
-    alias_types(ty).map(|t| alias_key(&t))
+    alias_types(ty).map(|t| Cow::Owned(alias_key(&t)))
 }
 
 fn alias_key(types: &[TypeRef]) -> String {
@@ -1522,7 +1527,7 @@ mod tests {
         let shaped = Type::tensor_of(ts_tensor::DType::Float32);
         for ty in [Type::tensor(), shaped] {
             let general = alias_types(&ty).map(|t| alias_key(&t));
-            assert_eq!(type_key(&ty), general);
+            assert_eq!(type_key(&ty).as_deref(), general.as_deref());
             assert_eq!(general.as_deref(), Some(TENSOR_KEY));
         }
         assert_eq!(type_key(&Type::int()), None);
