@@ -1031,31 +1031,64 @@ pub fn qmax_pool2d(
             x.sizes().as_slice()
         )));
     };
-    let xi = x.to_vec::<i32>();
-    let mut vals = vec![0i32; np * oh * ow];
-    for pl in 0..np {
-        let base = pl * h * w;
-        for y in 0..oh {
-            for xo in 0..ow {
-                let mut best = i32::MIN;
-                for ki in 0..kernel[0] {
-                    let iy = (y * stride[0] + ki * dilation[0]) as isize - padding[0] as isize;
-                    if iy < 0 || iy as usize >= h {
-                        continue;
-                    }
-                    for kj in 0..kernel[1] {
-                        let ix = (xo * stride[1] + kj * dilation[1]) as isize - padding[1] as isize;
-                        if ix < 0 || ix as usize >= w {
-                            continue;
-                        }
-                        best = best.max(xi[base + iy as usize * w + ix as usize]);
-                    }
+    let g = PoolWindow {
+        h,
+        w,
+        ow,
+        kernel,
+        stride,
+        padding,
+        dilation,
+    };
+    let shape = out_shape(x, oh, ow);
+    with_qint!(q.dtype, T => with_stored::<T, _>(x, |xv| {
+        let mut out = vec![T::default(); np * oh * ow];
+        for (src, dst) in xv.chunks_exact(h * w).zip(out.chunks_exact_mut(oh * ow)) {
+            max_pool_plane(src, &g, dst);
+        }
+        from_stored(out, &shape, (**q).clone())
+    }))
+}
+
+/// The window of a 2-d pooling over one `h x w` plane giving rows of `ow` outputs.
+struct PoolWindow {
+    h: usize,
+    w: usize,
+    ow: usize,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+}
+
+/// The maximum of each window of one plane of stored integers, read in place (every window
+/// holds at least one input element: padding is at most half the kernel).
+fn max_pool_plane<T: QInt>(src: &[T], g: &PoolWindow, dst: &mut [T]) {
+    let [sy, sx] = g.stride;
+    let [dy, dx] = g.dilation;
+    for (y, row) in dst.chunks_exact_mut(g.ow).enumerate() {
+        let rows: Vec<&[T]> = (0..g.kernel[0])
+            .filter_map(|ki| {
+                let iy = (y * sy + ki * dy).checked_sub(g.padding[0])?;
+                (iy < g.h).then(|| &src[iy * g.w..][..g.w])
+            })
+            .collect();
+        for (xo, d) in row.iter_mut().enumerate() {
+            let mut best = i32::MIN;
+            for kj in 0..g.kernel[1] {
+                let Some(ix) = (xo * sx + kj * dx).checked_sub(g.padding[1]) else {
+                    continue;
+                };
+                if ix >= g.w {
+                    break;
                 }
-                vals[(pl * oh + y) * ow + xo] = best;
+                for r in &rows {
+                    best = best.max(r[ix].to_i32());
+                }
             }
+            *d = T::from_i64(best as i64);
         }
     }
-    from_i32_values(&vals, &out_shape(x, oh, ow), (**q).clone())
 }
 
 /// `adaptive_avg_pool2d` of a quantized tensor: the integer sum of each window, shifted by the
