@@ -515,7 +515,7 @@ macro_rules! float_math {
 float_math!(
     f32,
     crate::cpu::fastmath::erf_f32,
-    libm::erfcf,
+    crate::cpu::fastmath::erfc_f32,
     crate::cpu::fastmath::exp_f32,
     crate::cpu::fastmath::tanh_f32,
     crate::cpu::fastmath::log_f32
