@@ -284,7 +284,10 @@ impl Registry {
                         });
                     }
                 }
-                Err(e) => self.errors.lock().push(format!("{}: {e}", full_name_of(line))),
+                Err(e) => self
+                    .errors
+                    .lock()
+                    .push(format!("{}: {e}", full_name_of(line))),
             }
         }
         let mut pending = self.pending.lock();

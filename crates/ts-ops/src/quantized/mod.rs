@@ -9,7 +9,6 @@
 
 pub mod packed;
 
-
 use ts_core::IValue;
 use ts_tensor::quantized::{self as q, QConvParams, QDType, QScheme};
 use ts_tensor::{DType, Error, Tensor};

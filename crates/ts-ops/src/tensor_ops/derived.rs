@@ -205,18 +205,18 @@ fn in_place_op(r: &Registry, s: &FunctionSchema) -> Option<OperatorKind> {
     let (f, plan) = find_functional(r, &base, &given, 1, false, &s.overload_name)?;
     let n = s.arguments.len();
     Some(OperatorKind::Op(op(move |st| {
-            let args = pop_n(st, n)?;
-            let self_t = args[0]
-                .as_tensor()
-                .cloned()
-                .ok_or_else(|| Error::runtime("in-place operator expects a tensor self"))?;
-            let mut res = run_functional(&f, &plan, &args, None)?;
-            let result = tensor_of(res.pop().unwrap_or(IValue::None), "in-place operator")?;
-            ts_tensor::promote::check_can_cast(result.dtype(), self_t.dtype())?;
-            self_t.copy_(&result)?;
-            st.push(IValue::Tensor(self_t));
-            Ok(())
-        })))
+        let args = pop_n(st, n)?;
+        let self_t = args[0]
+            .as_tensor()
+            .cloned()
+            .ok_or_else(|| Error::runtime("in-place operator expects a tensor self"))?;
+        let mut res = run_functional(&f, &plan, &args, None)?;
+        let result = tensor_of(res.pop().unwrap_or(IValue::None), "in-place operator")?;
+        ts_tensor::promote::check_can_cast(result.dtype(), self_t.dtype())?;
+        self_t.copy_(&result)?;
+        st.push(IValue::Tensor(self_t));
+        Ok(())
+    })))
 }
 
 /// The `out=` operation of `s` computed by its functional overload, if it has one.
@@ -253,46 +253,46 @@ fn out_op(r: &Registry, s: &FunctionSchema) -> Option<OperatorKind> {
     }
     let n_out = written.len();
     Some(OperatorKind::Op(op(move |st| {
-            let args = pop_n(st, n)?;
-            let (inputs, outs) = args.split_at(first_out);
-            if list_out {
-                let outs = tensors_of(&outs[0], "out=")?;
-                let dtype = outs.first().map(|t| t.dtype());
-                let res = run_functional(&f, &plan, inputs, dtype)?;
-                let results = tensors_of(res.last().unwrap_or(&IValue::None), "out=")?;
-                if results.len() != outs.len() {
-                    return Err(Error::runtime(format!(
-                        "Expected an out list of {} tensors, but got {}",
-                        results.len(),
-                        outs.len()
-                    )));
-                }
-                for (o, t) in outs.iter().zip(&results) {
-                    resize_out_and_copy(o, t)?;
-                }
-                return Ok(());
+        let args = pop_n(st, n)?;
+        let (inputs, outs) = args.split_at(first_out);
+        if list_out {
+            let outs = tensors_of(&outs[0], "out=")?;
+            let dtype = outs.first().map(|t| t.dtype());
+            let res = run_functional(&f, &plan, inputs, dtype)?;
+            let results = tensors_of(res.last().unwrap_or(&IValue::None), "out=")?;
+            if results.len() != outs.len() {
+                return Err(Error::runtime(format!(
+                    "Expected an out list of {} tensors, but got {}",
+                    results.len(),
+                    outs.len()
+                )));
             }
-            let outs: Vec<Tensor> = outs
-                .iter()
-                .map(|v| tensor_of(v.clone(), "out="))
-                .collect::<Result<_, _>>()?;
-            let res = run_functional(&f, &plan, inputs, Some(outs[0].dtype()))?;
-            if res.len() != n_out {
-                return Err(Error::runtime(
-                    "internal error: functional overload returned the wrong number of values",
-                ));
+            for (o, t) in outs.iter().zip(&results) {
+                resize_out_and_copy(o, t)?;
             }
-            for (o, v) in outs.iter().zip(res) {
-                let t = tensor_of(v, "out=")?;
-                let written = if n_out == 1 {
-                    resize_out_and_copy(o, &t)?
-                } else {
-                    copy_exact(o, &t)?
-                };
-                st.push(IValue::Tensor(written));
-            }
-            Ok(())
-        })))
+            return Ok(());
+        }
+        let outs: Vec<Tensor> = outs
+            .iter()
+            .map(|v| tensor_of(v.clone(), "out="))
+            .collect::<Result<_, _>>()?;
+        let res = run_functional(&f, &plan, inputs, Some(outs[0].dtype()))?;
+        if res.len() != n_out {
+            return Err(Error::runtime(
+                "internal error: functional overload returned the wrong number of values",
+            ));
+        }
+        for (o, v) in outs.iter().zip(res) {
+            let t = tensor_of(v, "out=")?;
+            let written = if n_out == 1 {
+                resize_out_and_copy(o, &t)?
+            } else {
+                copy_exact(o, &t)?
+            };
+            st.push(IValue::Tensor(written));
+        }
+        Ok(())
+    })))
 }
 
 /// Registers every derivable in-place and out= overload not bound directly.

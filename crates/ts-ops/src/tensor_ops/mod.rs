@@ -47,7 +47,6 @@ mod test_ops;
 mod view_copies;
 mod windows;
 
-
 use parking_lot::Mutex;
 use ts_core::FunctionSchema;
 use ts_tensor::Error;
