@@ -310,11 +310,9 @@ struct GeluErf;
 impl FloatFn for GeluErf {
     #[inline(always)]
     fn apply<F: FloatMath>(&self, x: F) -> F {
-        // x * (1 + erf(x / sqrt 2)) / 2, as erfc: one vectorized formula (float32's `erf` has
-        // two, both evaluated per element) that is also exact in relative terms for x < 0.
         let half: F = c(0.5);
-        let neg_inv_sqrt2: F = c(-std::f64::consts::FRAC_1_SQRT_2);
-        let r = x * half * (x * neg_inv_sqrt2).erfc();
+        let inv_sqrt2: F = c(std::f64::consts::FRAC_1_SQRT_2);
+        let r = x * half * (F::one() + (x * inv_sqrt2).erf());
         // torch 2.15 gives NaN for gelu(±inf) with the erf formulation.
         if x.wabs() == F::from_f64(f64::INFINITY) {
             F::from_f64(f64::NAN)
