@@ -113,6 +113,18 @@ pub(crate) fn log_f32(x: f32) -> f32 {
     }
 }
 
+/// `e^r` for a reduced argument `|r| <= ln(2) / 2`, with fused multiply-adds.
+#[inline(always)]
+fn exp_reduced(r: f32) -> f32 {
+    let p = 1.987_569_1e-4_f32;
+    let p = p.mul_add(r, 1.398_199_9e-3);
+    let p = p.mul_add(r, 8.333_452e-3);
+    let p = p.mul_add(r, 4.166_579_6e-2);
+    let p = p.mul_add(r, 1.666_666_5e-1);
+    let p = p.mul_add(r, 5.000_000_1e-1);
+    (p * r).mul_add(r, r) + 1.0
+}
+
 /// `e^x` for `x` in `[-87, 0]` (no overflow, no subnormal results, no NaN): the part of
 /// [`exp_f32`] that [`erf_f32`] needs, with fused multiply-adds.
 #[inline(always)]
@@ -121,14 +133,7 @@ fn exp_nonpositive_f32(x: f32) -> f32 {
     let n = t - ROUND_MAGIC;
     let ni = t.to_bits() as i32 - ROUND_MAGIC_BITS;
     let r = n.mul_add(-LN2_LO, n.mul_add(-LN2_HI, x));
-    let p = 1.987_569_1e-4_f32;
-    let p = p.mul_add(r, 1.398_199_9e-3);
-    let p = p.mul_add(r, 8.333_452e-3);
-    let p = p.mul_add(r, 4.166_579_6e-2);
-    let p = p.mul_add(r, 1.666_666_5e-1);
-    let p = p.mul_add(r, 5.000_000_1e-1);
-    let y = (p * r).mul_add(r, r) + 1.0;
-    y * f32::from_bits(((ni + 127) as u32) << 23)
+    exp_reduced(r) * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
 /// `erf(x)` in float32: an odd polynomial below 1, `1 - exp(-x^2) * q(|x|)` up to 4 (where
@@ -178,13 +183,7 @@ fn exp_split_nonpositive_f32(hi: f32, lo: f32) -> f32 {
     let n = t - ROUND_MAGIC;
     let ni = t.to_bits() as i32 - ROUND_MAGIC_BITS;
     let r = n.mul_add(-LN2_LO, n.mul_add(-LN2_HI, x)) + lo;
-    let p = 1.987_569_1e-4_f32;
-    let p = p.mul_add(r, 1.398_199_9e-3);
-    let p = p.mul_add(r, 8.333_452e-3);
-    let p = p.mul_add(r, 4.166_579_6e-2);
-    let p = p.mul_add(r, 1.666_666_5e-1);
-    let p = p.mul_add(r, 5.000_000_1e-1);
-    let y = (p * r).mul_add(r, r) + 1.0;
+    let y = exp_reduced(r);
     let n1 = (n * 0.5 + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS;
     y * pow2i(n1) * pow2i(ni - n1)
 }
