@@ -12,6 +12,7 @@ pub(crate) mod contiguous;
 pub(crate) mod conv;
 pub(crate) mod fastmath;
 pub(crate) mod fft;
+pub(crate) mod gelu;
 pub(crate) mod gemm;
 pub(crate) mod im2col;
 pub(crate) mod iter;

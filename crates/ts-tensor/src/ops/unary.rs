@@ -30,6 +30,11 @@ pub(crate) trait FloatFn: Sync {
     fn apply_complex<P: crate::complex::ComplexPart>(&self, z: Complex<P>) -> Complex<P> {
         z
     }
+    /// A hand-vectorized kernel for contiguous `f32` runs (`dst[i] = f(src[i])`, in place or
+    /// disjoint) when this CPU has one; `None` runs the generic loop.
+    fn f32_kernel(&self) -> Option<unsafe fn(*const f32, *mut f32, usize)> {
+        None
+    }
 }
 
 pub(crate) fn map1<A: Elem, O: Elem>(it: &ElementwiseIter<2>, f: impl Fn(A) -> O + Sync) {
@@ -105,11 +110,64 @@ simd_dispatch!(
 /// of line per element; and the polynomials use fused multiply-adds, which the baseline
 /// x86-64 target can only call out of line (strided runs are dispatched for that reason).
 fn map_float<T: SelfFloat, U: FloatFn>(it: &ElementwiseIter<2>, u: &U) {
+    let fast = if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
+        u.f32_kernel()
+    } else {
+        None
+    };
     it.plan.run(|p, s, n| {
+        if let Some(k) = fast {
+            let (o, a) = (p[0] as *mut f32, p[1] as *const f32);
+            let (olo, alo, bytes) = (o as usize, a as usize, n * 4);
+            let apart = olo + bytes <= alo || alo + bytes <= olo;
+            if s[0] == 4 && s[1] == 4 && (std::ptr::eq(o, a) || apart) {
+                // SAFETY: `T` is f32; the run holds `n` contiguous f32s (output and input),
+                // equal or disjoint, and its output is written by this call only.
+                unsafe { k(a, o, n) };
+                return;
+            }
+            if s[0] != 4 || s[1] != 4 {
+                // Strided: through a buffer, so every layout gets the kernel's values.
+                // SAFETY: `T` is f32 and the run holds `n` f32s at these strides.
+                unsafe { strided_through(k, p, s, n) };
+                return;
+            }
+        }
         // SAFETY: the plan's runs hold `n` elements of `T` (output and input) at strides `s`,
         // and each run's output elements are written by this call only.
         unsafe { float_map_simd::<T, U>(p, s, n, u) }
     });
+}
+
+/// Runs the contiguous kernel `k` over a strided run of `n` f32s, 64 at a time: gathered into
+/// a buffer, mapped in place, scattered to the output.
+///
+/// # Safety
+/// `p`/`s` must address `n` f32s (output, input) at those byte strides, and no other thread
+/// may touch the output run during the call.
+unsafe fn strided_through(
+    k: unsafe fn(*const f32, *mut f32, usize),
+    p: &[*mut u8; 2],
+    s: &[isize; 2],
+    n: usize,
+) {
+    let mut buf = [0f32; 64];
+    let mut done = 0;
+    while done < n {
+        let len = (n - done).min(buf.len());
+        // SAFETY: element `done + i < n` of each operand lies at its stride (caller
+        // contract); `buf` holds `len` values.
+        unsafe {
+            for (i, v) in buf[..len].iter_mut().enumerate() {
+                *v = *(p[1].offset((done + i) as isize * s[1]) as *const f32);
+            }
+            k(buf.as_ptr(), buf.as_mut_ptr(), len);
+            for (i, v) in buf[..len].iter().enumerate() {
+                *(p[0].offset((done + i) as isize * s[0]) as *mut f32) = *v;
+            }
+        }
+        done += len;
+    }
 }
 
 /// Whether integer inputs are promoted (true) or rejected (false) by a float function.
@@ -319,6 +377,9 @@ impl FloatFn for GeluErf {
         } else {
             r
         }
+    }
+    fn f32_kernel(&self) -> Option<unsafe fn(*const f32, *mut f32, usize)> {
+        crate::cpu::gelu::kernel()
     }
 }
 
@@ -1025,6 +1086,20 @@ mod tests {
         crate::cpu::simd::with_avx2_only(vectorized_runs_match);
     }
 
+    /// Exact GELU of one value as every layout computes it: the hand-vectorized kernel where
+    /// this CPU (and the AVX2-only override) has one, else the per-element function.
+    fn gelu_one(x: f32) -> f32 {
+        match crate::cpu::gelu::kernel() {
+            Some(k) => {
+                let mut o = [0f32];
+                // SAFETY: one readable and one writable f32; the kernel's CPU was detected.
+                unsafe { k(&x, o.as_mut_ptr(), 1) };
+                o[0]
+            }
+            None => GeluErf.apply(x),
+        }
+    }
+
     /// Bit-for-bit comparison of the dispatched kernels against the scalar function.
     fn vectorized_runs_match() {
         // Lengths around every vector width (4, 8 and 16 lanes), NaN/inf inside the runs,
@@ -1063,11 +1138,7 @@ mod tests {
                     );
                 }
             };
-            same(
-                t.gelu("none").unwrap().to_vec(),
-                &|x| GeluErf.apply(x),
-                "gelu",
-            );
+            same(t.gelu("none").unwrap().to_vec(), &gelu_one, "gelu");
             same(
                 t.gelu("tanh").unwrap().to_vec(),
                 &|x| GeluTanh.apply(x),
@@ -1081,11 +1152,7 @@ mod tests {
             if n > 1 {
                 let doubled = f32s(&v.iter().flat_map(|&x| [x, 0.0]).collect::<Vec<_>>());
                 let strided = doubled.slice(0, Some(0), Some((2 * n) as i64), 2).unwrap();
-                same(
-                    strided.gelu("none").unwrap().to_vec(),
-                    &|x| GeluErf.apply(x),
-                    "strided",
-                );
+                same(strided.gelu("none").unwrap().to_vec(), &gelu_one, "strided");
             }
         }
     }
