@@ -81,7 +81,14 @@ pub(crate) fn product(
     };
     match dt {
         DType::Float32 | DType::Float64 | DType::Float16 | DType::Complex64 | DType::Complex128 => {
-            let out = Tensor::zeros(&shape, dt)?;
+            // Every element is written (by the copy of the base, or by the product, which
+            // overwrites C unless it reads the base); only an empty inner dimension without
+            // a base leaves the zeros standing. Skipping the fill saved a pass over C.
+            let out = if k > 0 || base.is_some() {
+                crate::cpu::contiguous::uninit_contiguous(&shape, dt)?
+            } else {
+                Tensor::zeros(&shape, dt)?
+            };
             if let Some(t) = &base {
                 out.copy_(t)?;
             }
