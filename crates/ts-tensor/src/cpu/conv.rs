@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::cpu::blocked_gemm::{pack_lhs, pack_rhs_transposed, packed_lhs_len, Prepacked};
 use crate::cpu::contiguous::with_slice;
+use crate::cpu::conv_direct;
 use crate::cpu::im2col::Window;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -434,6 +435,20 @@ impl Tiling {
 thread_local! {
     /// Tests set this to run the im2col-then-pack path on machines with a packed kernel.
     static FORCE_UNPACKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests set this to run the unfolded tiles where the direct path would apply.
+    static FORCE_TILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked for the unfolded tiles instead of the direct path on this thread.
+fn force_tiled() -> bool {
+    #[cfg(test)]
+    {
+        FORCE_TILED.with(|c| c.get())
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
 }
 
 /// Whether a test asked for the unpacked path on this thread.
@@ -626,9 +641,23 @@ fn conv2d_slices<T: ConvFloat>(
     // Patches are unfolded straight into the GEMM's packed layout when it has a kernel for `T`.
     let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
         .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
+    // Stride-1 f32 layers on AVX-512 read their taps from the padded planes in place.
+    let direct = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+        && packed_nr.is_some()
+        && !force_tiled()
+        && transposed_tile::<T>(l, og).is_none()
+        && conv_direct::applies(
+            &g,
+            phased_row(&g).1,
+            crate::cpu::blocked_gemm::micro_tile::<T>(),
+        );
     let padded_buf = match packed_nr {
-        Some(_) if padded_dims(&g) != (g.h, g.w) || g.sw > 1 => {
-            Some(padded_planes(x, s.n * s.c, &g, threads, T::take_buf()))
+        Some(_) if direct || padded_dims(&g) != (g.h, g.w) || g.sw > 1 => {
+            let mut buf = padded_planes(x, s.n * s.c, &g, threads, T::take_buf());
+            if direct {
+                buf.resize(buf.len() + conv_direct::slack(&g), T::default());
+            }
+            Some(buf)
         }
         _ => None,
     };
@@ -725,6 +754,37 @@ fn conv2d_slices<T: ConvFloat>(
         } else {
             (0..tasks).for_each(one);
         }
+        drop(packed_w);
+        T::give_buf(wbuf);
+        if let Some(b) = padded_buf {
+            T::give_buf(b);
+        }
+        return Ok(());
+    }
+    if direct {
+        let f32s = |v: &[T]| {
+            // SAFETY: `direct` holds only when `T` is f32, so the slice is one of f32s.
+            unsafe { std::slice::from_raw_parts(v.as_ptr() as *const f32, v.len()) }
+        };
+        let weights: Vec<&[f32]> = packed_w.iter().map(|v| f32s(v)).collect();
+        let problem = conv_direct::Direct {
+            padded: f32s(padded),
+            pplane: padded_dims(&g).0 * phased_row(&g).1,
+            wp: phased_row(&g).1,
+            packed_w: &weights,
+            bias: bias.map(f32s),
+            n: s.n,
+            c: s.c,
+            o: s.o,
+            groups: s.groups,
+            g,
+        };
+        // SAFETY: the output is a fresh contiguous `[n, o, oh, ow]` f32 tensor (checked by
+        // the caller) that only this call writes; `padded` holds every image's padded planes
+        // plus the slack, the weights are packed for the 8 x 48 AVX-512 kernel
+        // (`conv_direct::applies` checked the kernel and its tile).
+        unsafe { problem.run(conv_direct::Out(out.get() as *mut f32), threads) };
+        drop(weights);
         drop(packed_w);
         T::give_buf(wbuf);
         if let Some(b) = padded_buf {
@@ -901,7 +961,7 @@ mod tests {
         let w = Tensor::from_vec(conv(&ws), &[ws.len() as i64]).unwrap();
         let b = Tensor::from_vec(conv(&bs), &[s.o as i64]).unwrap();
         let want = reference(&xs, &ws, with_bias.then_some(&bs[..]), &s);
-        for unpacked in [false, true] {
+        for (unpacked, tiled) in [(false, false), (false, true), (true, false)] {
             // NaN-filled: every element must be written (the real output is uninitialized).
             let out = Tensor::from_vec(
                 vec![from(f64::NAN); s.n * s.o * g.oh * g.ow],
@@ -909,14 +969,16 @@ mod tests {
             )
             .unwrap();
             FORCE_UNPACKED.with(|c| c.set(unpacked));
+            FORCE_TILED.with(|c| c.set(tiled));
             let r = conv2d_tiled::<T>(&x, &w, with_bias.then_some(&b), s, &out, threads);
             FORCE_UNPACKED.with(|c| c.set(false));
+            FORCE_TILED.with(|c| c.set(false));
             r.unwrap();
             let got: Vec<f64> = out.to_vec::<T>().into_iter().map(Into::into).collect();
             assert_eq!(
                 got,
                 want,
-                "{s:?} bias={with_bias} {:?} unpacked={unpacked}",
+                "{s:?} bias={with_bias} {:?} unpacked={unpacked} tiled={tiled}",
                 T::DTYPE
             );
         }
@@ -958,6 +1020,39 @@ mod tests {
                     check(s, true, threads);
                     check(s, false, threads);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn direct_stride_one_layers_match() {
+        // The direct path (where the CPU has it): partial channel blocks and micro-tiles, more
+        // than one block of output channels and of taps, dilation, asymmetric reach, a grid
+        // whose last tile ends past the planes (read from the slack).
+        let g = window(20, 30, 3, 1, 1, 1);
+        let wp = phased_row(&g).1;
+        let tile = crate::cpu::blocked_gemm::micro_tile::<f32>();
+        if conv_direct::kernel().is_some() && tile == Some((8, 48)) {
+            assert!(conv_direct::applies(&g, wp, tile));
+            assert!(!conv_direct::applies(&window(20, 30, 3, 2, 1, 1), wp, tile));
+        }
+        for (h, w, k, pad, dil, c, o, groups) in [
+            (20, 30, 3, 1, 1, 3, 5, 1),
+            (9, 33, 3, 1, 1, 80, 70, 1),
+            (12, 40, 3, 2, 2, 6, 10, 2),
+            (5, 50, 5, 2, 1, 4, 130, 1),
+            (3, 17, 1, 0, 1, 9, 9, 3),
+        ] {
+            for threads in [1, 2] {
+                let s = ConvShape {
+                    n: 2,
+                    c,
+                    o,
+                    groups,
+                    win: window(h, w, k, 1, pad, dil),
+                };
+                check(s, true, threads);
+                check(s, false, threads);
             }
         }
     }

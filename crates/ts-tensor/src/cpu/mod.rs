@@ -10,6 +10,7 @@ pub(crate) mod blocked_gemm;
 pub(crate) mod cast;
 pub(crate) mod contiguous;
 pub(crate) mod conv;
+pub(crate) mod conv_direct;
 pub(crate) mod fastmath;
 pub(crate) mod fft;
 pub(crate) mod gelu;
