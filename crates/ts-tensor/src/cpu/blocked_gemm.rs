@@ -10,6 +10,10 @@ use std::ops::{Add, Mul};
 
 use rayon::prelude::*;
 
+/// The largest operand (elements) packed once for all threads; larger ones are packed by
+/// each task for its part (no 32 MB+ buffer kept per calling thread).
+const SHARED_MAX: usize = 1 << 23;
+
 /// Multiply-adds under which a product runs on one thread: splitting costs a rayon fork-join
 /// (a few microseconds), which below about a million multiply-adds (~8 us on one core at peak)
 /// made two threads slower than one on small layers (a training step's MLP, attention heads).
@@ -69,6 +73,9 @@ pub(crate) trait GemmFloat:
     fn best_kernel() -> Option<Kernel<Self>>;
     /// Runs `f` with this thread's packing buffers.
     fn with_pack<R>(f: impl FnOnce(&mut PackBufs<Self>) -> R) -> R;
+    /// Runs `f` with this thread's buffer for an operand packed by all threads together (kept
+    /// apart from [`GemmFloat::with_pack`], which the tasks borrow while it is in use).
+    fn with_shared<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
 }
 
 /// Per-thread packing buffers, reused across calls so small products do not allocate.
@@ -375,6 +382,15 @@ macro_rules! gemm_float {
                     Err(_) => f(&mut PackBufs::default()),
                 })
             }
+            fn with_shared<R>(f: impl FnOnce(&mut Vec<$T>) -> R) -> R {
+                thread_local! {
+                    static SHARED: RefCell<Vec<$T>> = const { RefCell::new(Vec::new()) };
+                }
+                SHARED.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut v) => f(&mut v),
+                    Err(_) => f(&mut Vec::new()),
+                })
+            }
         }
     };
 }
@@ -658,6 +674,74 @@ unsafe fn gemm_impl<T: GemmFloat>(
         })
         .filter(|(lo, hi)| lo < hi)
         .collect();
+    // The operand every task reads whole (B when the rows are split, A when the columns are)
+    // is packed once, by all the threads, instead of once per task: on a 512 product split by
+    // rows each thread packed all of B, ~8% of the time.
+    let (panels, grain) = if by_cols {
+        (mt, kern.mr)
+    } else {
+        (nt, kern.nr)
+    };
+    let shared_len = panels * grain * p.k;
+    let rows_each = if by_cols {
+        p.m
+    } else {
+        p.m / ranges.len().max(1)
+    };
+    let share = if by_cols { pre.a.is_none() } else { pre.b.is_none() }
+        && ranges.len() > 1
+        && shared_len <= SHARED_MAX
+        // Few rows per task read B in place (see `serial`).
+        && (by_cols || p.csb != 1 || rows_each > 2 * kern.mr);
+    if share {
+        return T::with_shared(|buf| {
+            let buf = aligned(buf, shared_len);
+            let per = panels.div_ceil(ranges.len());
+            buf.par_chunks_mut(per * grain * p.k)
+                .enumerate()
+                .for_each(|(t, out)| {
+                    let (q0, q1) = (t * per, ((t + 1) * per).min(panels));
+                    let (lo, hi) = (
+                        q0 * grain,
+                        (q1 * grain).min(if by_cols { p.m } else { p.n }),
+                    );
+                    // SAFETY: rows (or columns) `lo..hi` over the whole depth lie inside the
+                    // operand; `out` holds their `q1 - q0` panels of `k` groups.
+                    unsafe {
+                        if by_cols {
+                            pack_a(p, lo, hi - lo, 0, p.k, kern.mr, out);
+                        } else {
+                            pack_b(p, 0, p.k, lo, hi - lo, kern.nr, false, out);
+                        }
+                    }
+                });
+            let packed = Some(buf.as_ptr());
+            let pre = if by_cols {
+                Prepacked { a: packed, ..pre }
+            } else {
+                Prepacked { b: packed, ..pre }
+            };
+            // SAFETY: as below, with the shared panels alive until the tasks are done.
+            unsafe { run_ranges(&kern, p, pre, by_cols, &ranges) };
+            true
+        });
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { run_ranges(&kern, p, pre, by_cols, &ranges) };
+    true
+}
+
+/// Runs the column (`by_cols`) or row ranges of the product as parallel tasks.
+///
+/// # Safety
+/// As [`gemm_impl`]; the ranges start at whole micro-panels and partition C.
+unsafe fn run_ranges<T: GemmFloat>(
+    kern: &Kernel<T>,
+    p: &Problem<T>,
+    pre: Prepacked<T>,
+    by_cols: bool,
+    ranges: &[(usize, usize)],
+) {
     ranges.par_iter().for_each(|&(lo, hi)| {
         // Ranges start at whole micro-panels (`lo` is a multiple of `nr` or `mr`).
         let (sub, sub_pre) = if by_cols {
@@ -668,9 +752,8 @@ unsafe fn gemm_impl<T: GemmFloat>(
             (p.block(lo, hi, 0, p.n), pre.advanced(off, 0))
         };
         // SAFETY: the ranges partition C, so each task writes its own block; A and B are read.
-        unsafe { serial(&kern, &sub, sub_pre) };
+        unsafe { serial(kern, &sub, sub_pre) };
     });
-    true
 }
 
 /// `C = beta * C` (or zero when C is not read): the product of an empty inner dimension.
