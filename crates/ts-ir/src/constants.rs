@@ -126,7 +126,7 @@ impl Graph {
         }
         let n = self.node(self.value(v).node());
         (n.kind() == prim::Constant && n.attrs().is_empty() && matches!(&**ty, Type::Optional(_)))
-            || n.kind() == ts_core::Symbol::prim("AutogradZero")
+            || n.kind() == prim::AutogradZero
     }
 
     /// True when `v` can never be `None` (PyTorch's `Value::mustNotBeNone`): its type admits no
