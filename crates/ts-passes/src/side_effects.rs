@@ -76,11 +76,20 @@ fn extra_side_effect_ops() -> &'static [Symbol; 7] {
     })
 }
 
-/// True when some overload of `k` in PyTorch's schema table writes an argument.
+/// True when some overload of `k` in PyTorch's schema table writes an argument. The table is
+/// fixed, so each symbol's answer is remembered (DCE asks for every unmatched `prim` node).
 fn schema_table_writes(k: Symbol) -> bool {
-    ts_ops::schema_table::overload_lines(&k.to_string())
+    static KNOWN: std::sync::OnceLock<parking_lot::RwLock<foldhash::HashMap<Symbol, bool>>> =
+        std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(&w) = known.read().get(&k) {
+        return w;
+    }
+    let w = ts_ops::schema_table::overload_lines(&k.to_string())
         .iter()
-        .any(|l| l.contains("!)") || l.contains("! ->"))
+        .any(|l| l.contains("!)") || l.contains("! ->"));
+    known.write().insert(k, w);
+    w
 }
 
 /// True when `n` must stay without alias information (PyTorch's block-level dead code rule):
