@@ -45,12 +45,13 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
         return true;
     }
     if k.is_ns("aten") || k.is_ns("prim") {
-        if ts_ops::registry().match_node(g, n).is_some() {
-            return false;
-        }
-        // No registered overload matches: an operator of PyTorch's that writes an argument
-        // stays (so an operator we lack fails loudly when run instead of silently vanishing).
-        return schema_table_writes(k) || (k.name().ends_with('_') && !k.name().starts_with("__"));
+        // Without a registered overload that matches, an operator of PyTorch's that writes an
+        // argument stays (so an operator we lack fails loudly when run instead of silently
+        // vanishing). Matching is asked only when that rule could apply: most operators
+        // write nothing in any overload, and matching every node was a cost of DCE.
+        let may_write =
+            schema_table_writes(k) || (k.name().ends_with('_') && !k.name().starts_with("__"));
+        return may_write && ts_ops::registry().match_node(g, n).is_none();
     }
     // Operators of other namespaces are treated as opaque.
     true
