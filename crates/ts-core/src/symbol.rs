@@ -6,7 +6,6 @@
 //! [`attr`] (and other) modules, so `node.kind() == prim::Constant` reads like PyTorch. The set of
 //! namespaces and names is open: any `ns::name` can be interned.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -17,7 +16,8 @@ use parking_lot::RwLock;
 pub struct Symbol(u32);
 
 struct Interner {
-    by_name: HashMap<&'static str, u32>,
+    /// foldhash: every `Symbol::new` hashes a name (SipHash showed in start-up profiles).
+    by_name: foldhash::HashMap<&'static str, u32>,
     /// (qualified, namespace length) per id.
     names: Vec<(&'static str, usize)>,
 }
@@ -26,7 +26,7 @@ fn interner() -> &'static RwLock<Interner> {
     static INTERNER: OnceLock<RwLock<Interner>> = OnceLock::new();
     INTERNER.get_or_init(|| {
         let mut i = Interner {
-            by_name: HashMap::new(),
+            by_name: foldhash::HashMap::default(),
             names: Vec::new(),
         };
         for q in BUILTINS {
@@ -63,7 +63,16 @@ impl Symbol {
 
     /// Interns `ns::name` from its parts.
     pub fn from_parts(ns: &str, name: &str) -> Symbol {
-        Symbol::new(&format!("{ns}::{name}"))
+        // Joined on the stack: most lookups find an interned name and need no allocation.
+        let mut buf = [0u8; 128];
+        let len = ns.len() + 2 + name.len();
+        if len > buf.len() {
+            return Symbol::new(&format!("{ns}::{name}"));
+        }
+        buf[..ns.len()].copy_from_slice(ns.as_bytes());
+        buf[ns.len()..ns.len() + 2].copy_from_slice(b"::");
+        buf[ns.len() + 2..len].copy_from_slice(name.as_bytes());
+        Symbol::new(std::str::from_utf8(&buf[..len]).expect("joined from two strings"))
     }
 
     /// `aten::<name>`.

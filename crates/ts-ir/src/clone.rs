@@ -68,6 +68,7 @@ impl Graph {
     /// outputs are recorded in `map`. Unlike `clone_node_from(&self.clone(), ..)` with an
     /// [`Graph::identity_map`], the cost is the size of the copied node, not of the graph.
     pub fn clone_node_within(&mut self, n: NodeId, map: &mut HashMap<ValueId, ValueId>) -> NodeId {
+        self.revision += 1;
         let node = self.node(n);
         let kind = node.kind();
         let inputs: Vec<ValueId> = node
@@ -113,6 +114,7 @@ impl Graph {
 
     /// Gives `to` the debug name of `from` (unless it is a bare number).
     fn copy_debug_name(&mut self, from: ValueId, to: ValueId) {
+        self.revision += 1;
         if let Some(name) = self.value(from).debug_name() {
             if !name.bytes().all(|b| b.is_ascii_digit()) {
                 let name = name.to_owned();

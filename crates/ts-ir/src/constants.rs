@@ -30,6 +30,7 @@ impl Graph {
     /// them: ints and bools as `value=1`, floats, strings and devices as their own kinds, None
     /// without attribute, other values (lists, tuples, tensors) as IValues.
     pub fn create_constant(&mut self, v: &IValue) -> NodeId {
+        self.revision += 1;
         let n = self.create(prim::Constant, &[], 0);
         let attr_value = match v {
             IValue::None => None,
@@ -50,6 +51,7 @@ impl Graph {
 
     /// Inserts a constant at the insertion point and returns its value.
     pub fn insert_constant(&mut self, v: &IValue) -> ValueId {
+        self.revision += 1;
         let n = self.create_constant(v);
         self.insert_node(n);
         self.node(n).output(0)
@@ -92,6 +94,7 @@ impl Graph {
 
     /// Creates a `prim::TupleConstruct` of `vals` at the insertion point.
     pub fn insert_tuple(&mut self, vals: &[ValueId]) -> ValueId {
+        self.revision += 1;
         let ty = Type::tuple(vals.iter().map(|&v| self.value(v).ty().clone()).collect());
         let n = self.insert(prim::TupleConstruct, vals, 0);
         self.add_output(n, ty)
@@ -99,12 +102,14 @@ impl Graph {
 
     /// Creates a `prim::ListConstruct` with element type `elem` at the insertion point.
     pub fn insert_list(&mut self, elem: TypeRef, vals: &[ValueId]) -> ValueId {
+        self.revision += 1;
         let n = self.insert(prim::ListConstruct, vals, 0);
         self.add_output(n, Type::list(elem))
     }
 
     /// Creates a `prim::TupleUnpack` of a tuple value at the insertion point.
     pub fn insert_tuple_unpack(&mut self, tup: ValueId) -> Vec<ValueId> {
+        self.revision += 1;
         let elems: Vec<TypeRef> = self
             .value(tup)
             .ty()
@@ -126,7 +131,7 @@ impl Graph {
         }
         let n = self.node(self.value(v).node());
         (n.kind() == prim::Constant && n.attrs().is_empty() && matches!(&**ty, Type::Optional(_)))
-            || n.kind() == ts_core::Symbol::prim("AutogradZero")
+            || n.kind() == prim::AutogradZero
     }
 
     /// True when `v` can never be `None` (PyTorch's `Value::mustNotBeNone`): its type admits no

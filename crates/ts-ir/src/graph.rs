@@ -118,6 +118,10 @@ pub struct Graph {
     names: HashMap<String, ValueId>,
     name_suffixes: HashMap<String, usize>,
     next_unique: usize,
+    /// Advanced by every mutating method (moving the insertion point aside).
+    pub(crate) revision: u64,
+    /// Passes that found nothing to change, with the revision they saw.
+    fixed_points: Vec<(&'static str, u64)>,
 }
 
 /// Read access to a node.
@@ -156,6 +160,8 @@ impl Graph {
             names: HashMap::new(),
             name_suffixes: HashMap::new(),
             next_unique: 0,
+            revision: 0,
+            fixed_points: Vec::new(),
         };
         let top = g.new_block_data(None);
         g.top = top;
@@ -164,6 +170,7 @@ impl Graph {
     }
 
     fn new_node_data(&mut self, kind: Symbol) -> NodeId {
+        self.revision += 1;
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(NodeData {
             kind,
@@ -182,6 +189,7 @@ impl Graph {
     }
 
     fn new_block_data(&mut self, owning_node: Option<NodeId>) -> BlockId {
+        self.revision += 1;
         let id = BlockId(self.blocks.len() as u32);
         let param = self.new_node_data(prim::Param);
         let ret = self.new_node_data(prim::Return);
@@ -300,6 +308,28 @@ impl Graph {
         }
     }
 
+    /// A counter every mutation advances, so equal revisions of one graph mean equal content.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Records that `pass` ran on the graph as it is now and found nothing to change.
+    pub fn mark_fixed_point(&mut self, pass: &'static str) {
+        let at = self.revision;
+        match self.fixed_points.iter_mut().find(|(p, _)| *p == pass) {
+            Some(entry) => entry.1 = at,
+            None => self.fixed_points.push((pass, at)),
+        }
+    }
+
+    /// True when `pass` found nothing to change and the graph has not changed since, so
+    /// running it again (if it depends only on the graph) would change nothing either.
+    pub fn is_fixed_point(&self, pass: &str) -> bool {
+        self.fixed_points
+            .iter()
+            .any(|&(p, at)| p == pass && at == self.revision)
+    }
+
     /// Number of node slots ever allocated: a checkpoint for [`Graph::rollback_to`].
     pub fn node_slots(&self) -> usize {
         self.nodes.len()
@@ -309,6 +339,7 @@ impl Graph {
     /// failed attempt that inserted nodes. Nodes are destroyed even if still used by other
     /// rolled-back nodes.
     pub fn rollback_to(&mut self, slots: usize) {
+        self.revision += 1;
         for i in (slots..self.nodes.len()).rev() {
             let n = NodeId(i as u32);
             if self.nodes[i].alive
@@ -357,6 +388,7 @@ impl Graph {
     // Creating nodes and values
 
     fn new_value(&mut self, node: NodeId, offset: usize, ty: TypeRef) -> ValueId {
+        self.revision += 1;
         let id = ValueId(self.values.len() as u32);
         self.values.push(ValueData {
             node,
@@ -374,6 +406,7 @@ impl Graph {
     /// Creates a node (not yet in any block) with `inputs` and `n_outputs` outputs of type
     /// `Tensor`.
     pub fn create(&mut self, kind: Symbol, inputs: &[ValueId], n_outputs: usize) -> NodeId {
+        self.revision += 1;
         let n = self.new_node_data(kind);
         for &i in inputs {
             self.add_input(n, i);
@@ -386,6 +419,7 @@ impl Graph {
 
     /// Appends an input to `n`.
     pub fn add_input(&mut self, n: NodeId, v: ValueId) -> usize {
+        self.revision += 1;
         let off = self.nodes[n.idx()].inputs.len();
         self.nodes[n.idx()].inputs.push(v);
         self.values[v.idx()].uses.push(Use {
@@ -397,6 +431,7 @@ impl Graph {
 
     /// Inserts an input of `n` at position `i`.
     pub fn insert_input(&mut self, n: NodeId, i: usize, v: ValueId) {
+        self.revision += 1;
         // Shift the offsets of the later uses.
         let later: Vec<ValueId> = self.nodes[n.idx()].inputs[i..].to_vec();
         for (k, lv) in later.iter().enumerate() {
@@ -412,6 +447,7 @@ impl Graph {
     }
 
     fn drop_use(&mut self, n: NodeId, i: usize) {
+        self.revision += 1;
         let v = self.nodes[n.idx()].inputs[i];
         let uses = &mut self.values[v.idx()].uses;
         if let Some(p) = uses.iter().position(|u| u.user == n && u.offset == i) {
@@ -421,6 +457,7 @@ impl Graph {
 
     /// Removes input `i` of `n`.
     pub fn remove_input(&mut self, n: NodeId, i: usize) {
+        self.revision += 1;
         self.drop_use(n, i);
         let later: Vec<ValueId> = self.nodes[n.idx()].inputs[i + 1..].to_vec();
         for (k, lv) in later.iter().enumerate() {
@@ -436,6 +473,7 @@ impl Graph {
 
     /// Removes every input of `n`.
     pub fn remove_all_inputs(&mut self, n: NodeId) {
+        self.revision += 1;
         for i in (0..self.nodes[n.idx()].inputs.len()).rev() {
             self.remove_input(n, i);
         }
@@ -443,6 +481,7 @@ impl Graph {
 
     /// Replaces input `i` of `n` with `v`; returns the old value.
     pub fn replace_input(&mut self, n: NodeId, i: usize, v: ValueId) -> ValueId {
+        self.revision += 1;
         self.drop_use(n, i);
         let old = std::mem::replace(&mut self.nodes[n.idx()].inputs[i], v);
         self.values[v.idx()].uses.push(Use { user: n, offset: i });
@@ -451,6 +490,7 @@ impl Graph {
 
     /// Replaces every occurrence of `from` among `n`'s inputs with `to`.
     pub fn replace_input_with(&mut self, n: NodeId, from: ValueId, to: ValueId) {
+        self.revision += 1;
         for i in 0..self.nodes[n.idx()].inputs.len() {
             if self.nodes[n.idx()].inputs[i] == from {
                 self.replace_input(n, i, to);
@@ -460,6 +500,7 @@ impl Graph {
 
     /// Reorders `n`'s inputs: input `i` becomes the one that was at `perm[i]`.
     pub fn permute_inputs(&mut self, n: NodeId, perm: &[usize]) {
+        self.revision += 1;
         let old = self.nodes[n.idx()].inputs.to_vec();
         debug_assert_eq!(perm.len(), old.len());
         self.remove_all_inputs(n);
@@ -471,6 +512,7 @@ impl Graph {
     /// Reorders `n`'s outputs: output `i` becomes the one that was at `perm[i]` (uses follow
     /// their values).
     pub fn permute_outputs(&mut self, n: NodeId, perm: &[usize]) {
+        self.revision += 1;
         let old = self.nodes[n.idx()].outputs.clone();
         debug_assert_eq!(perm.len(), old.len());
         let new: SmallVec<[ValueId; 2]> = perm.iter().map(|&i| old[i]).collect();
@@ -482,6 +524,7 @@ impl Graph {
 
     /// Appends an output of type `ty` to `n`.
     pub fn add_output(&mut self, n: NodeId, ty: TypeRef) -> ValueId {
+        self.revision += 1;
         let off = self.nodes[n.idx()].outputs.len();
         let v = self.new_value(n, off, ty);
         self.nodes[n.idx()].outputs.push(v);
@@ -490,6 +533,7 @@ impl Graph {
 
     /// Inserts an output at position `i`.
     pub fn insert_output(&mut self, n: NodeId, i: usize, ty: TypeRef) -> ValueId {
+        self.revision += 1;
         let v = self.new_value(n, i, ty);
         self.nodes[n.idx()].outputs.insert(i, v);
         for k in i + 1..self.nodes[n.idx()].outputs.len() {
@@ -501,6 +545,7 @@ impl Graph {
 
     /// Erases output `i` of `n`; refused while it has uses.
     pub fn erase_output(&mut self, n: NodeId, i: usize) -> Result<(), GraphError> {
+        self.revision += 1;
         let v = self.nodes[n.idx()].outputs[i];
         if !self.values[v.idx()].uses.is_empty() {
             return Err(GraphError::HasUses {
@@ -518,6 +563,7 @@ impl Graph {
     }
 
     fn forget_value(&mut self, v: ValueId) {
+        self.revision += 1;
         if let Some(name) = self.values[v.idx()].name.take() {
             if self.names.get(&name) == Some(&v) {
                 self.names.remove(&name);
@@ -528,6 +574,7 @@ impl Graph {
 
     /// Adds a nested block to `n` (for `prim::If`, `prim::Loop`, ...).
     pub fn add_block(&mut self, n: NodeId) -> BlockId {
+        self.revision += 1;
         let b = self.new_block_data(Some(n));
         self.nodes[n.idx()].blocks.push(b);
         b
@@ -535,11 +582,13 @@ impl Graph {
 
     /// Removes block `i` of `n` with everything in it.
     pub fn erase_block(&mut self, n: NodeId, i: usize) {
+        self.revision += 1;
         let b = self.nodes[n.idx()].blocks.remove(i);
         self.destroy_block_contents(b);
     }
 
     fn destroy_block_contents(&mut self, b: BlockId) {
+        self.revision += 1;
         // Drop the block outputs' uses first, then nodes from the end.
         let ret = self.blocks[b.idx()].ret;
         self.remove_all_inputs(ret);
@@ -557,6 +606,7 @@ impl Graph {
 
     /// Destroys `n` even if its outputs have uses inside the same dying region.
     fn force_destroy(&mut self, n: NodeId) {
+        self.revision += 1;
         for b in self.nodes[n.idx()].blocks.clone().into_iter().rev() {
             self.destroy_block_contents(b);
         }
@@ -572,47 +622,55 @@ impl Graph {
 
     /// Adds an input of type `ty` to block `b`.
     pub fn add_block_input(&mut self, b: BlockId, ty: TypeRef) -> ValueId {
+        self.revision += 1;
         let p = self.blocks[b.idx()].param;
         self.add_output(p, ty)
     }
 
     /// Inserts an input of block `b` at position `i`.
     pub fn insert_block_input(&mut self, b: BlockId, i: usize, ty: TypeRef) -> ValueId {
+        self.revision += 1;
         let p = self.blocks[b.idx()].param;
         self.insert_output(p, i, ty)
     }
 
     /// Erases input `i` of block `b`; refused while it has uses.
     pub fn erase_block_input(&mut self, b: BlockId, i: usize) -> Result<(), GraphError> {
+        self.revision += 1;
         let p = self.blocks[b.idx()].param;
         self.erase_output(p, i)
     }
 
     /// Adds a graph input.
     pub fn add_graph_input(&mut self, ty: TypeRef) -> ValueId {
+        self.revision += 1;
         self.add_block_input(self.top, ty)
     }
 
     /// Appends `v` to the outputs of block `b`.
     pub fn add_block_output(&mut self, b: BlockId, v: ValueId) -> usize {
+        self.revision += 1;
         let r = self.blocks[b.idx()].ret;
         self.add_input(r, v)
     }
 
     /// Inserts `v` among the outputs of block `b` at position `i`.
     pub fn insert_block_output(&mut self, b: BlockId, i: usize, v: ValueId) {
+        self.revision += 1;
         let r = self.blocks[b.idx()].ret;
         self.insert_input(r, i, v)
     }
 
     /// Removes output `i` of block `b`.
     pub fn erase_block_output(&mut self, b: BlockId, i: usize) {
+        self.revision += 1;
         let r = self.blocks[b.idx()].ret;
         self.remove_input(r, i)
     }
 
     /// Registers a graph output.
     pub fn register_output(&mut self, v: ValueId) -> usize {
+        self.revision += 1;
         self.add_block_output(self.top, v)
     }
 
@@ -620,6 +678,7 @@ impl Graph {
     // Placing nodes
 
     fn link_before(&mut self, n: NodeId, before: NodeId) {
+        self.revision += 1;
         let prev = self.nodes[before.idx()].prev;
         let blk = self.nodes[before.idx()].owning_block;
         self.nodes[n.idx()].prev = prev;
@@ -630,6 +689,7 @@ impl Graph {
     }
 
     fn unlink(&mut self, n: NodeId) {
+        self.revision += 1;
         if self.nodes[n.idx()].owning_block.is_none() {
             return;
         }
@@ -646,41 +706,48 @@ impl Graph {
 
     /// Inserts a free node before `before`.
     pub fn insert_before(&mut self, n: NodeId, before: NodeId) {
+        self.revision += 1;
         self.link_before(n, before);
     }
 
     /// Inserts a free node after `after`.
     pub fn insert_after(&mut self, n: NodeId, after: NodeId) {
+        self.revision += 1;
         let next = self.nodes[after.idx()].next;
         self.link_before(n, next);
     }
 
     /// Appends a free node at the end of block `b`.
     pub fn append_node(&mut self, b: BlockId, n: NodeId) {
+        self.revision += 1;
         let ret = self.blocks[b.idx()].ret;
         self.link_before(n, ret);
     }
 
     /// Prepends a free node at the start of block `b`.
     pub fn prepend_node(&mut self, b: BlockId, n: NodeId) {
+        self.revision += 1;
         let first = self.first_node(b);
         self.link_before(n, first);
     }
 
     /// Moves a placed node before `before`.
     pub fn move_before(&mut self, n: NodeId, before: NodeId) {
+        self.revision += 1;
         self.unlink(n);
         self.link_before(n, before);
     }
 
     /// Moves a placed node after `after`.
     pub fn move_after(&mut self, n: NodeId, after: NodeId) {
+        self.revision += 1;
         self.unlink(n);
         self.insert_after(n, after);
     }
 
     /// Inserts a free node at the insertion point.
     pub fn insert_node(&mut self, n: NodeId) -> NodeId {
+        self.revision += 1;
         let at = self.insert_before;
         self.link_before(n, at);
         n
@@ -688,6 +755,7 @@ impl Graph {
 
     /// Creates and inserts a node at the insertion point.
     pub fn insert(&mut self, kind: Symbol, inputs: &[ValueId], n_outputs: usize) -> NodeId {
+        self.revision += 1;
         let n = self.create(kind, inputs, n_outputs);
         self.insert_node(n)
     }
@@ -727,6 +795,7 @@ impl Graph {
 
     /// Destroys `n`; refused while any output has uses. Nested blocks are destroyed too.
     pub fn destroy_node(&mut self, n: NodeId) -> Result<(), GraphError> {
+        self.revision += 1;
         for &v in &self.nodes[n.idx()].outputs {
             if !self.values[v.idx()].uses.is_empty() {
                 return Err(GraphError::HasUses {
@@ -749,6 +818,7 @@ impl Graph {
 
     /// Makes every use of `from` use `to` instead.
     pub fn replace_all_uses_with(&mut self, from: ValueId, to: ValueId) {
+        self.revision += 1;
         if from == to {
             return;
         }
@@ -762,6 +832,7 @@ impl Graph {
     /// Replaces the uses of `from` that come after node `after` (in program order, including
     /// nested blocks of later nodes) with `to`.
     pub fn replace_all_uses_after_node_with(&mut self, after: NodeId, from: ValueId, to: ValueId) {
+        self.revision += 1;
         let uses = self.values[from.idx()].uses.clone();
         for u in uses {
             if self.is_after_in_program(u.user, after) {
@@ -789,6 +860,7 @@ impl Graph {
 
     /// Replaces all uses of each output of `old` with the matching output of `new`.
     pub fn replace_all_outputs_with(&mut self, old: NodeId, new: NodeId) {
+        self.revision += 1;
         let (a, b) = (
             self.nodes[old.idx()].outputs.clone(),
             self.nodes[new.idx()].outputs.clone(),
@@ -803,12 +875,14 @@ impl Graph {
 
     /// Sets the type of `v`.
     pub fn set_type(&mut self, v: ValueId, ty: TypeRef) {
+        self.revision += 1;
         self.values[v.idx()].ty = ty;
     }
 
     /// Sets a debug name with PyTorch's uniquing: if another value has the name, that value is
     /// renamed to `name.N`. Integers and empty names are refused (empty clears the name).
     pub fn set_debug_name(&mut self, v: ValueId, name: &str) -> Result<(), GraphError> {
+        self.revision += 1;
         if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
             return Err(GraphError::InvalidName(name.to_string()));
         }
@@ -818,10 +892,12 @@ impl Graph {
 
     /// Sets a printed name without the integer check (the IR parser keeps `%5` as written).
     pub(crate) fn set_name_unchecked(&mut self, v: ValueId, name: &str) {
+        self.revision += 1;
         self.set_name_inner(v, name);
     }
 
     fn set_name_inner(&mut self, v: ValueId, name: &str) {
+        self.revision += 1;
         if let Some(old) = self.values[v.idx()].name.take() {
             if self.names.get(&old) == Some(&v) {
                 self.names.remove(&old);
@@ -861,6 +937,7 @@ impl Graph {
 
     /// Copies the debug name of `from` to `to` (no-op when `from` has none).
     pub fn copy_metadata(&mut self, to: ValueId, from: ValueId) {
+        self.revision += 1;
         if let Some(n) = self.values[from.idx()].name.clone() {
             if !n.bytes().all(|b| b.is_ascii_digit()) {
                 self.set_name_inner(to, &n);
@@ -883,11 +960,13 @@ impl Graph {
 
     /// Changes a node's kind.
     pub fn set_kind(&mut self, n: NodeId, kind: Symbol) {
+        self.revision += 1;
         self.nodes[n.idx()].kind = kind;
     }
 
     /// Sets (or replaces) an attribute.
     pub fn set_attr(&mut self, n: NodeId, name: Symbol, value: AttributeValue) {
+        self.revision += 1;
         let attrs = &mut self.nodes[n.idx()].attrs;
         if let Some(e) = attrs.iter_mut().find(|(k, _)| *k == name) {
             e.1 = value;
@@ -898,16 +977,19 @@ impl Graph {
 
     /// Removes an attribute.
     pub fn remove_attr(&mut self, n: NodeId, name: Symbol) {
+        self.revision += 1;
         self.nodes[n.idx()].attrs.retain(|(k, _)| *k != name);
     }
 
     /// Records where in the source a node came from.
     pub fn set_source_range(&mut self, n: NodeId, r: Option<SourceRange>) {
+        self.revision += 1;
         self.nodes[n.idx()].source_range = r;
     }
 
     /// Records the calls an inlined node came through (None for nodes written in this graph).
     pub fn set_callstack(&mut self, n: NodeId, cs: Option<Arc<InlinedCallStack>>) {
+        self.revision += 1;
         self.nodes[n.idx()].callstack = cs;
     }
 }

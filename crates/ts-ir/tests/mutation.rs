@@ -247,3 +247,29 @@ fn malformed_ir_is_an_error_with_position() {
         assert_eq!(e.line, line, "{text:?}: {e}");
     }
 }
+
+#[test]
+fn fixed_points_last_until_the_next_mutation() {
+    let mut g = parse_ir(
+        "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %y : Tensor = aten::add(%x, %x, %one)\n  return (%y)\n",
+    )
+    .unwrap();
+    assert!(!g.is_fixed_point("P"));
+    g.mark_fixed_point("P");
+    assert!(g.is_fixed_point("P") && !g.is_fixed_point("Q"));
+    // Reads, clones and moving the insertion point keep it.
+    let _ = g.to_string();
+    assert!(g.clone().is_fixed_point("P"));
+    let ret = g.return_node(g.block());
+    g.set_insert_point_before(ret);
+    assert!(g.is_fixed_point("P"));
+    // Any mutation ends it, also one that puts the same value back.
+    let y = g.outputs()[0];
+    let before = g.revision();
+    let ty = g.value(y).ty().clone();
+    g.set_type(y, ty);
+    assert!(g.revision() > before && !g.is_fixed_point("P"));
+    g.mark_fixed_point("P");
+    g.insert_constant(&IValue::Int(2));
+    assert!(!g.is_fixed_point("P"));
+}

@@ -12,7 +12,8 @@
 //! the registry's 20 ms and 10 MiB). Lookups see the same operators, in the same order, as if
 //! everything had been registered eagerly.
 
-use std::collections::{HashMap, HashSet};
+// foldhash: every node match and lookup hashes a symbol or name (SipHash showed in start-up).
+use foldhash::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 

@@ -7,7 +7,7 @@
 //! it ("shape peepholes", off when the types are only speculative). Always on: `x.t().t()` is
 //! `x`, `int(NumToTensor(n))` is `n`.
 
-use ts_core::{prim, IValue, Type};
+use ts_core::{aten, prim, IValue, Type};
 use ts_ir::{BlockId, Graph, NodeId, ValueId};
 
 use crate::node_schema::node_full_name;
@@ -64,14 +64,13 @@ fn optimize_node(g: &mut Graph, n: NodeId, shape: bool) -> bool {
     let ins = g.node(n).inputs().to_vec();
     // Conversions of a number wrapped in a tensor give back the number.
     if [
-        "Float",
-        "Int",
-        "FloatImplicit",
-        "IntImplicit",
-        "ScalarImplicit",
+        aten::Float,
+        aten::Int,
+        aten::FloatImplicit,
+        aten::IntImplicit,
+        aten::ScalarImplicit,
     ]
-    .iter()
-    .any(|k| kind == ts_core::Symbol::aten(k))
+    .contains(&kind)
     {
         if ins.len() == 1 && g.node(g.value(ins[0]).node()).kind() == prim::NumToTensor {
             let inner = g.node(g.value(ins[0]).node()).input(0);

@@ -45,12 +45,13 @@ pub fn node_has_side_effects(g: &Graph, n: NodeId) -> bool {
         return true;
     }
     if k.is_ns("aten") || k.is_ns("prim") {
-        if ts_ops::registry().match_node(g, n).is_some() {
-            return false;
-        }
-        // No registered overload matches: an operator of PyTorch's that writes an argument
-        // stays (so an operator we lack fails loudly when run instead of silently vanishing).
-        return schema_table_writes(k) || (k.name().ends_with('_') && !k.name().starts_with("__"));
+        // Without a registered overload that matches, an operator of PyTorch's that writes an
+        // argument stays (so an operator we lack fails loudly when run instead of silently
+        // vanishing). Matching is asked only when that rule could apply: most operators
+        // write nothing in any overload, and matching every node was a cost of DCE.
+        let may_write =
+            schema_table_writes(k) || (k.name().ends_with('_') && !k.name().starts_with("__"));
+        return may_write && ts_ops::registry().match_node(g, n).is_none();
     }
     // Operators of other namespaces are treated as opaque.
     true
@@ -76,11 +77,20 @@ fn extra_side_effect_ops() -> &'static [Symbol; 7] {
     })
 }
 
-/// True when some overload of `k` in PyTorch's schema table writes an argument.
+/// True when some overload of `k` in PyTorch's schema table writes an argument. The table is
+/// fixed, so each symbol's answer is remembered (DCE asks for every unmatched `prim` node).
 fn schema_table_writes(k: Symbol) -> bool {
-    ts_ops::schema_table::overload_lines(&k.to_string())
+    static KNOWN: std::sync::OnceLock<parking_lot::RwLock<foldhash::HashMap<Symbol, bool>>> =
+        std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(&w) = known.read().get(&k) {
+        return w;
+    }
+    let w = ts_ops::schema_table::overload_lines(&k.to_string())
         .iter()
-        .any(|l| l.contains("!)") || l.contains("! ->"))
+        .any(|l| l.contains("!)") || l.contains("! ->"));
+    known.write().insert(k, w);
+    w
 }
 
 /// True when `n` must stay without alias information (PyTorch's block-level dead code rule):

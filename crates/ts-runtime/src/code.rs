@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ts_core::types::ClassMethod;
-use ts_core::{attr, prim, IValue, SourceRange, Symbol, Type, TypeRef};
+use ts_core::{aten, attr, prim, IValue, SourceRange, Symbol, Type, TypeRef};
 use ts_ir::{BlockId, Function, Graph, NodeId, ValueId};
 use ts_ops::{Operation, ScalarOp};
 use ts_tensor::Error;
@@ -628,7 +628,7 @@ impl<'g> Builder<'g> {
                 self.emit(Instr::Uninitialized);
                 self.store_outputs(&outputs);
             }
-            k if k == prim::unchecked_cast || k == Symbol::prim("unchecked_unwrap_optional") => {
+            k if k == prim::unchecked_cast || k == prim::unchecked_unwrap_optional => {
                 self.load_inputs(n, &inputs);
                 self.store_outputs(&outputs);
             }
@@ -656,7 +656,7 @@ impl<'g> Builder<'g> {
                 self.emit(Instr::Fork(k, inputs.len() as u32));
                 self.store_outputs(&outputs);
             }
-            k if k == Symbol::aten("wait") => {
+            k if k == aten::wait => {
                 self.load_inputs(n, &inputs);
                 self.emit(Instr::Wait);
                 self.store_outputs(&outputs);
