@@ -641,11 +641,13 @@ fn conv2d_slices<T: ConvFloat>(
     // Patches are unfolded straight into the GEMM's packed layout when it has a kernel for `T`.
     let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
         .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
+    // Small planes whose last micro-panel would be mostly empty run transposed.
+    let transposed = packed_nr.and_then(|_| transposed_tile::<T>(l, og));
     // Stride-1 f32 layers on AVX-512 read their taps from the padded planes in place.
     let direct = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
         && packed_nr.is_some()
         && !force_tiled()
-        && transposed_tile::<T>(l, og).is_none()
+        && transposed.is_none()
         && conv_direct::applies(
             &g,
             phased_row(&g).1,
@@ -664,8 +666,6 @@ fn conv2d_slices<T: ConvFloat>(
     let padded: &[T] = padded_buf.as_deref().unwrap_or(x);
     // Each group's weights, packed once for all of its tiles.
     // (Kept between calls by `packed_weights` once a weight is seen twice unchanged.)
-    // Small planes whose last micro-panel would be mostly empty run transposed.
-    let transposed = packed_nr.and_then(|_| transposed_tile::<T>(l, og));
     let wlen = match transposed {
         Some((_, nr)) => og.div_ceil(nr) * nr * kk,
         None => packed_lhs_len::<T>(og, kk).unwrap_or(0),

@@ -50,6 +50,21 @@ struct Pool {
     ow: i64,
 }
 
+/// Per output index along one axis, the input range `start..end` its window reads ([`taps`]).
+type AxisTaps = Vec<(usize, usize)>;
+
+impl Pool {
+    /// The input rows and columns ([`taps`]) of every output row and column.
+    fn window_taps(&self) -> (AxisTaps, AxisTaps) {
+        let along = |out: i64, ax: usize, len: i64| -> AxisTaps {
+            (0..out)
+                .map(|o| taps(o, self.k[ax], self.s[ax], self.p[ax], self.d[ax], len))
+                .collect()
+        };
+        (along(self.oh, 0, self.h), along(self.ow, 1, self.w))
+    }
+}
+
 /// Shared checks of max/avg pooling (ATen's `pool2d_shape_check`); returns the geometry and
 /// the output shape.
 #[allow(clippy::too_many_arguments)]
@@ -168,12 +183,7 @@ fn max_kernel<T: FloatMath + Default + Send + Sync>(
     let oplane = (g.oh * g.ow) as usize;
     let w = g.w as usize;
     let (dh, dw) = (g.d[0] as usize, g.d[1] as usize);
-    let rows: Vec<(usize, usize)> = (0..g.oh)
-        .map(|o| taps(o, g.k[0], g.s[0], g.p[0], g.d[0], g.h))
-        .collect();
-    let cols: Vec<(usize, usize)> = (0..g.ow)
-        .map(|o| taps(o, g.k[1], g.s[1], g.p[1], g.d[1], g.w))
-        .collect();
+    let (rows, cols) = g.window_taps();
     let lowest = T::from_f64(f64::NEG_INFINITY);
     // The maximum without branches on the data (random data defeats branch prediction), then
     // the first position holding it; windows with a NaN take the exact scan.
@@ -317,12 +327,7 @@ fn max_separable_into<T: FloatMath + Send + Sync>(x: &[T], g: &Pool, out: &mut [
         return;
     }
     let (h, w, ow) = (g.h as usize, g.w as usize, g.ow as usize);
-    let cols: Vec<(usize, usize)> = (0..g.ow)
-        .map(|o| taps(o, g.k[1], g.s[1], g.p[1], g.d[1], g.w))
-        .collect();
-    let rows: Vec<(usize, usize)> = (0..g.oh)
-        .map(|o| taps(o, g.k[0], g.s[0], g.p[0], g.d[0], g.h))
-        .collect();
+    let (rows, cols) = g.window_taps();
     // Outputs `lo..hi` along the width have their whole window inside the row.
     let (s, p, d, k) = (g.s[1], g.p[1], g.d[1], g.k[1]);
     let lo = ((p + s - 1) / s).min(g.ow) as usize;
