@@ -17,6 +17,7 @@ pub(crate) mod gelu;
 pub(crate) mod gemm;
 pub(crate) mod im2col;
 pub(crate) mod iter;
+pub(crate) mod linear_packed;
 pub(crate) mod loops;
 pub(crate) mod num;
 pub(crate) mod packed_weights;

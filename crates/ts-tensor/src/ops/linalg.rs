@@ -407,6 +407,9 @@ impl Tensor {
     }
     /// `linear(weight, bias)` (`F.linear`): `self @ weight.T + bias` over the last dimension.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if let Some(out) = crate::cpu::linear_packed::linear(self, weight, bias)? {
+            return Ok(out);
+        }
         if self.dim() == 2 && weight.dim() == 2 {
             if let Some(b) = bias {
                 return b.addmm(self, &weight.t()?, Scalar::Int(1), Scalar::Int(1));
