@@ -136,6 +136,20 @@ fn exp_nonpositive_f32(x: f32) -> f32 {
     exp_reduced(r) * f32::from_bits(((ni + 127) as u32) << 23)
 }
 
+/// `e^x` for `x <= 0` or NaN, 0 below -87 (where `e^x` is under 1.7e-38): softmax's
+/// exponentials once the row maximum is subtracted, with fused multiply-adds and none of
+/// [`exp_f32`]'s overflow and subnormal handling (about half its instructions per vector).
+#[inline(always)]
+pub(crate) fn exp_nonpositive_or_zero_f32(x: f32) -> f32 {
+    // NaN passes the comparison and stays NaN through the reduction.
+    let e = exp_nonpositive_f32(if x < -87.0 { -87.0 } else { x });
+    if x < -87.0 {
+        0.0
+    } else {
+        e
+    }
+}
+
 /// `erf(x)` in float32: an odd polynomial below 1, `1 - exp(-x^2) * q(|x|)` up to 4 (where
 /// `erf` rounds to 1). Horner steps are fused multiply-adds (`mul_add` is always fused, in
 /// software where the target lacks FMA, so every code path gives the same bits); the
@@ -236,6 +250,23 @@ mod tests {
         }
         let (ia, ib) = (a.to_bits() as i32, b.to_bits() as i32);
         (ia.wrapping_sub(ib)).unsigned_abs()
+    }
+
+    #[test]
+    fn softmax_exp_is_within_two_ulp_and_zero_below_the_normal_range() {
+        let mut x = -87.0f32;
+        let mut worst = 0;
+        while x <= 0.0 {
+            let want = (x as f64).exp() as f32;
+            worst = worst.max(ulps(exp_nonpositive_or_zero_f32(x), want));
+            x += 0.0071;
+        }
+        assert!(worst <= 2, "worst {worst} ulp");
+        assert_eq!(exp_nonpositive_or_zero_f32(0.0), 1.0);
+        assert_eq!(exp_nonpositive_or_zero_f32(-0.0), 1.0);
+        assert_eq!(exp_nonpositive_or_zero_f32(-87.5), 0.0);
+        assert_eq!(exp_nonpositive_or_zero_f32(f32::NEG_INFINITY), 0.0);
+        assert!(exp_nonpositive_or_zero_f32(f32::NAN).is_nan());
     }
 
     #[test]

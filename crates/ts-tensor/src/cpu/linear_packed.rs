@@ -110,21 +110,31 @@ mod tests {
     }
 
     fn ramp(n: i64, shape: &[i64], scale: f32) -> Tensor {
-        let v: Vec<f32> = (0..n).map(|i| ((i * 7 % 13) as f32 - 6.0) * scale).collect();
+        let v: Vec<f32> = (0..n)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) * scale)
+            .collect();
         Tensor::from_vec(v, shape).unwrap()
     }
 
     #[test]
     fn packed_on_the_second_call_and_equal_to_the_general_path() {
         // Remainders of the micro-panel (n) and the micro-tile (rows), several depth blocks.
-        for (rows, n, k) in [(1, 1, 1), (5, 47, 3), (64, 49, 300), (17, 96, 1000), (3, 10, 784)] {
+        for (rows, n, k) in [
+            (1, 1, 1),
+            (5, 47, 3),
+            (64, 49, 300),
+            (17, 96, 1000),
+            (3, 10, 784),
+        ] {
             let x = ramp(rows * k, &[rows, k], 0.5);
             let w = ramp(n * k, &[n, k], 0.25);
             let b = ramp(n, &[n], 1.0);
             for bias in [None, Some(&b)] {
                 let want = reference(&x, &w, bias);
                 let first = linear(&x, &w, bias).unwrap();
-                let got = linear(&x, &w, bias).unwrap().expect("cached on the second call");
+                let got = linear(&x, &w, bias)
+                    .unwrap()
+                    .expect("cached on the second call");
                 if let Some(first) = first {
                     assert_eq!(first.to_vec::<f32>(), want);
                 }

@@ -353,6 +353,9 @@ pub(crate) trait FloatMath:
     + std::ops::Div<Output = Self>
 {
     fn exp(self) -> Self;
+    /// `e^x` for `x <= 0` or NaN (softmax's exponentials once the row maximum is subtracted);
+    /// results below the normal range may be 0.
+    fn exp_nonpositive(self) -> Self;
     fn exp2(self) -> Self;
     fn exp_m1(self) -> Self;
     fn ln(self) -> Self;
@@ -384,11 +387,15 @@ pub(crate) trait FloatMath:
 }
 
 macro_rules! float_math {
-    ($t:ty, $erf:path, $erfc:path, $exp:path, $tanh:path, $ln:path) => {
+    ($t:ty, $erf:path, $erfc:path, $exp:path, $exp_le0:path, $tanh:path, $ln:path) => {
         impl FloatMath for $t {
             #[inline(always)]
             fn exp(self) -> Self {
                 $exp(self)
+            }
+            #[inline(always)]
+            fn exp_nonpositive(self) -> Self {
+                $exp_le0(self)
             }
             #[inline(always)]
             fn exp2(self) -> Self {
@@ -517,10 +524,19 @@ float_math!(
     crate::cpu::fastmath::erf_f32,
     crate::cpu::fastmath::erfc_f32,
     crate::cpu::fastmath::exp_f32,
+    crate::cpu::fastmath::exp_nonpositive_or_zero_f32,
     crate::cpu::fastmath::tanh_f32,
     crate::cpu::fastmath::log_f32
 );
-float_math!(f64, libm::erf, libm::erfc, f64::exp, f64::tanh, f64::ln);
+float_math!(
+    f64,
+    libm::erf,
+    libm::erfc,
+    f64::exp,
+    f64::exp,
+    f64::tanh,
+    f64::ln
+);
 
 /// Integer-only arithmetic (division, shifts, bit operations) for the integer op types.
 pub(crate) trait IntOps: OpNum {

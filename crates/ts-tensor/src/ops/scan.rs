@@ -251,8 +251,9 @@ fn softmax_row<F: FloatMath>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
         o.fill(F::zero());
         return;
     }
+    // Every `a - m` is at most 0 (or NaN, or -inf for a masked entry, whose weight is 0).
     for (&a, b) in i.iter().zip(o.iter_mut()) {
-        *b = (a - m).exp();
+        *b = (a - m).exp_nonpositive();
     }
     // Eight partial sums: independent additions the compiler can keep in vector lanes.
     let mut acc = [F::zero(); 8];
