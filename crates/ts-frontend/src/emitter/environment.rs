@@ -16,8 +16,9 @@ pub struct Frame {
     pub types: BTreeMap<String, TypeRef>,
     /// Sugared bindings.
     pub sugared: HashMap<String, Sugared>,
-    /// Deferred errors for variables that are not defined along every path.
-    pub errors: HashMap<String, String>,
+    /// Deferred errors for variables that are not defined along every path, formatted (with
+    /// their source highlight) only when the variable is used: most never are.
+    pub errors: HashMap<String, crate::error::CompileError>,
 }
 
 impl Frame {
@@ -88,7 +89,7 @@ impl Environment {
                 return None;
             }
             if let Some(e) = f.errors.get(name) {
-                return Some(e.clone());
+                return Some(e.to_string());
             }
         }
         None

@@ -702,9 +702,7 @@ impl FunctionEmitter<'_> {
             if save_false.types.contains_key(v) || defined_in_parent(&self.env, v) || false_exits {
                 mutated.insert(v.clone());
             } else {
-                let msg =
-                    CompileError::new(format!("{v} is not defined in the false branch"), range)
-                        .to_string();
+                let msg = CompileError::new(format!("{v} is not defined in the false branch"), range);
                 self.env.top().errors.insert(v.clone(), msg);
             }
         }
@@ -712,9 +710,7 @@ impl FunctionEmitter<'_> {
             if save_true.types.contains_key(v) || defined_in_parent(&self.env, v) || true_exits {
                 mutated.insert(v.clone());
             } else {
-                let msg =
-                    CompileError::new(format!("{v} is not defined in the true branch"), range)
-                        .to_string();
+                let msg = CompileError::new(format!("{v} is not defined in the true branch"), range);
                 self.env.top().errors.insert(v.clone(), msg);
             }
         }
@@ -766,7 +762,7 @@ impl FunctionEmitter<'_> {
                     if self.env.find_type(&x).is_some() {
                         return self.err(range, msg);
                     }
-                    let shown = CompileError::new(msg, range).to_string();
+                    let shown = CompileError::new(msg, range);
                     self.env.top().errors.insert(x.clone(), shown);
                 }
             }
