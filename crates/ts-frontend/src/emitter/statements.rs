@@ -702,7 +702,8 @@ impl FunctionEmitter<'_> {
             if save_false.types.contains_key(v) || defined_in_parent(&self.env, v) || false_exits {
                 mutated.insert(v.clone());
             } else {
-                let msg = CompileError::new(format!("{v} is not defined in the false branch"), range);
+                let msg =
+                    CompileError::new(format!("{v} is not defined in the false branch"), range);
                 self.env.top().errors.insert(v.clone(), msg);
             }
         }
@@ -710,7 +711,8 @@ impl FunctionEmitter<'_> {
             if save_true.types.contains_key(v) || defined_in_parent(&self.env, v) || true_exits {
                 mutated.insert(v.clone());
             } else {
-                let msg = CompileError::new(format!("{v} is not defined in the true branch"), range);
+                let msg =
+                    CompileError::new(format!("{v} is not defined in the true branch"), range);
                 self.env.top().errors.insert(v.clone(), msg);
             }
         }
