@@ -213,6 +213,138 @@ impl AliasDb {
         })
     }
 
+    /// The nodes of `g` that write, when each of them certainly writes a wildcard
+    /// ([`AliasDb::writes_to_wildcard`]), decided without building the database: one of the
+    /// values it writes is a graph input or a `prim::GetAttr` output, which the analysis
+    /// always makes wildcards. `None` when some writer is not known to. Dead code elimination
+    /// then keeps exactly these nodes as untracked mutations and needs no alias analysis (a
+    /// module's batch norms, which update their running statistics in place, made it build
+    /// one per run, a quarter of a ResNet's optimization time).
+    pub fn wildcard_writers(g: &Graph) -> Option<HashSet<NodeId>> {
+        let mut writers = HashSet::new();
+        AliasDb::collect_wildcard_writers(g, g.block(), &mut writers).then_some(())?;
+        #[cfg(debug_assertions)]
+        {
+            let db = AliasDb::new(g);
+            for n in g.all_nodes() {
+                debug_assert_eq!(
+                    db.writes_to_wildcard(n),
+                    writers.contains(&n),
+                    "wildcard writer classification of {}",
+                    g.node(n).kind()
+                );
+            }
+        }
+        Some(writers)
+    }
+
+    /// [`AliasDb::wildcard_writers`] for block `b`: false when a writer is not known to write a
+    /// wildcard.
+    fn collect_wildcard_writers(g: &Graph, b: BlockId, writers: &mut HashSet<NodeId>) -> bool {
+        g.block_nodes(b).into_iter().all(|n| {
+            let known = !AliasDb::node_may_write(g, n)
+                || match AliasDb::write_class(g, n) {
+                    Some(true) => {
+                        writers.insert(n);
+                        true
+                    }
+                    Some(false) => true,
+                    None => false,
+                };
+            known
+                && g.node(n)
+                    .blocks()
+                    .iter()
+                    .all(|&sb| AliasDb::collect_wildcard_writers(g, sb, writers))
+        })
+    }
+
+    /// What `analyze_node` will register for writer `n`: `Some(true)` a write of a value that
+    /// is certainly a wildcard, `Some(false)` no write at all, `None` unknown.
+    fn write_class(g: &Graph, n: NodeId) -> Option<bool> {
+        let node = g.node(n);
+        let k = node.kind();
+        // Some(true) when one of `written` is a certain wildcard, Some(false) when none can be
+        // written, else unknown.
+        let classify = |written: &[ValueId]| {
+            let mutable: Vec<ValueId> = written
+                .iter()
+                .copied()
+                .filter(|&v| AliasDb::is_mutable(g, v))
+                .collect();
+            if mutable.is_empty() {
+                Some(false)
+            } else if mutable.iter().any(|&v| is_certain_wildcard(g, v)) {
+                Some(true)
+            } else {
+                None
+            }
+        };
+        if k == aten::batch_norm || k == aten::instance_norm {
+            let stats: Vec<ValueId> = ["running_mean", "running_var"]
+                .iter()
+                .filter_map(|name| crate::node_schema::named_input(g, n, name))
+                .collect();
+            classify(&stats)
+        } else if k == prim::SetAttr {
+            classify(&node.inputs()[..node.inputs().len().min(1)])
+        } else if k == aten::wait {
+            None
+        } else if k == prim::CallFunction
+            || k == prim::CallMethod
+            || k == prim::Enter
+            || k == prim::Exit
+        {
+            // `analyze_conservative`: every mutable input is made a wildcard and written.
+            Some(node.inputs().iter().any(|&v| AliasDb::is_mutable(g, v)))
+        } else if let Some(schema) = node_schema(g, n) {
+            // `analyze_from_schema` binds each alias set to the first mutable input annotated
+            // with it, and writes those marked `!`; a written return points to the inputs of
+            // its sets (or is fresh memory, which this does not follow).
+            let ins = node.inputs();
+            let mut bound: Vec<(&str, ValueId)> = Vec::new();
+            let mut written = Vec::new();
+            for (i, arg) in schema.arguments.iter().enumerate() {
+                let Some(formal) = arg.alias_info.as_ref().map(element_annotation) else {
+                    continue;
+                };
+                let Some(&actual) = ins.get(i) else {
+                    continue;
+                };
+                if !AliasDb::is_mutable(g, actual) {
+                    continue;
+                }
+                let Some(set) = formal.before_sets.first() else {
+                    continue;
+                };
+                if bound.iter().any(|(s, _)| s == set) {
+                    continue;
+                }
+                bound.push((set, actual));
+                if formal.is_write {
+                    written.push(actual);
+                }
+            }
+            for ret in &schema.returns {
+                let Some(formal) = ret.alias_info.as_ref().map(element_annotation) else {
+                    continue;
+                };
+                if !formal.is_write {
+                    continue;
+                }
+                for set in &formal.before_sets {
+                    match bound.iter().find(|(s, _)| s == set) {
+                        Some(&(_, v)) => written.push(v),
+                        None => return None,
+                    }
+                }
+            }
+            classify(&written)
+        } else {
+            Some(node.inputs().iter().any(|&v| AliasDb::is_mutable(g, v)))
+        }
+    }
+
     // -------------------------------------------------------------------------------------
     // Types
 
@@ -1569,5 +1701,29 @@ mod tests {
         // append, add_, the training batch_norm, mul_ in the branch.
         assert_eq!(writers, 4);
         assert!(AliasDb::block_may_write(&g, g.block()));
+    }
+}
+
+/// True for values the analysis makes wildcards whatever the rest of the graph holds: the
+/// graph's own inputs and `prim::GetAttr` outputs (the database is not built for a frozen
+/// module here), of types that can alias, and profiling records and casts of them (which
+/// point to their input).
+fn is_certain_wildcard(g: &Graph, mut v: ValueId) -> bool {
+    loop {
+        if !AliasDb::is_mutable(g, v) {
+            return false;
+        }
+        if g.inputs().contains(&v) {
+            return true;
+        }
+        let node = g.node(g.value(v).node());
+        let k = node.kind();
+        if k == prim::GetAttr {
+            return true;
+        }
+        match node.inputs().first() {
+            Some(&i) if k == prim::profile || k == prim::unchecked_cast => v = i,
+            _ => return false,
+        }
     }
 }

@@ -51,6 +51,10 @@ struct Eliminator {
     /// No node of the graph may write (`AliasDb::block_may_write`): alias analysis would find
     /// no writer, so it is not built.
     no_writers: bool,
+    /// The writers, when each certainly writes a wildcard ([`AliasDb::wildcard_writers`]): they
+    /// are kept as untracked mutations, no other write can make a node live, and alias
+    /// analysis is not built.
+    wildcard_writers: Option<HashSet<NodeId>>,
     alias_db: Option<AliasDb>,
     marked: HashSet<NodeId>,
     live: HashSet<ValueId>,
@@ -69,6 +73,7 @@ impl Eliminator {
         Eliminator {
             use_alias_db,
             no_writers: false,
+            wildcard_writers: None,
             alias_db: None,
             marked: HashSet::new(),
             live: HashSet::new(),
@@ -83,6 +88,9 @@ impl Eliminator {
     fn run(mut self, g: &mut Graph, b: BlockId, recurse: bool) -> bool {
         self.eliminate_dead_fork_inputs(g, b, recurse);
         self.no_writers = self.use_alias_db && !AliasDb::block_may_write(g, g.block());
+        if self.use_alias_db && !self.no_writers {
+            self.wildcard_writers = AliasDb::wildcard_writers(g);
+        }
         let ret = g.return_node(b);
         self.mark_node(g, ret);
         self.mark_block(g, b);
@@ -210,7 +218,13 @@ impl Eliminator {
         if g.node(n).outputs().iter().any(|o| self.live.contains(o)) {
             return self.mark_node(g, n);
         }
-        if self.use_alias_db && !self.no_writers && self.writes_live_memory(g, n) {
+        // With only wildcard writers every writer is already marked (`has_side_effects` ran
+        // on every node of every block first), and only writers write live memory.
+        if self.use_alias_db
+            && !self.no_writers
+            && self.wildcard_writers.is_none()
+            && self.writes_live_memory(g, n)
+        {
             return self.mark_node(g, n);
         }
         false
@@ -262,6 +276,8 @@ impl Eliminator {
     fn has_untracked_mutation(&mut self, g: &Graph, n: NodeId) -> bool {
         if self.no_writers {
             false
+        } else if let Some(w) = &self.wildcard_writers {
+            w.contains(&n)
         } else if self.use_alias_db {
             self.alias_db(g).writes_to_wildcard(n)
         } else {
@@ -399,6 +415,29 @@ mod tests {
             .check("prim::Print")
             .run_graph(&g)
             .unwrap_or_else(|e| panic!("{e}\n{g}"));
+    }
+
+    #[test]
+    fn wildcard_writers_are_kept_without_alias_analysis_and_pure_nodes_still_go() {
+        // A batch norm's running statistics and a counter read off the module are written in
+        // place; the profiled statistics still point to the attributes. Every writer writes a
+        // wildcard, so DCE decides without an AliasDb (debug builds check the classification
+        // against one) and removes only the unused pure nodes.
+        let src = "graph(%self : __torch__.M, %x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %f : float = prim::Constant[value=0.1]()\n  %t : bool = prim::GetAttr[name=\"training\"](%self)\n  %rm : Tensor = prim::GetAttr[name=\"running_mean\"](%self)\n  %rv : Tensor = prim::GetAttr[name=\"running_var\"](%self)\n  %prm : Tensor = prim::profile(%rm)\n  %n : Tensor = prim::GetAttr[name=\"num_batches_tracked\"](%self)\n  %dead : Tensor = aten::mul(%x, %one)\n  %c : Tensor = aten::add_(%n, %one, %one)\n  %none : NoneType = prim::Constant()\n  %y : Tensor = aten::batch_norm(%x, %none, %none, %prm, %rv, %t, %f, %f, %t)\n  %unused : Tensor = aten::batch_norm(%x, %none, %none, %none, %none, %t, %f, %f, %t)\n  return (%x)\n";
+        let mut g = parse_ir(src).unwrap();
+        let writers = AliasDb::wildcard_writers(&g).expect("every writer writes a wildcard");
+        assert_eq!(writers.len(), 2, "{g}");
+        assert!(eliminate_dead_code(&mut g));
+        verify(&g).unwrap();
+        FileCheck::new()
+            .check("aten::add_")
+            .check_count("aten::batch_norm", 1, true)
+            .check_not("aten::mul")
+            .run_graph(&g)
+            .unwrap_or_else(|e| panic!("{e}\n{g}"));
+        // A write of fresh memory is not decided this way.
+        let local = "graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n  %y : Tensor = aten::mul(%x, %one)\n  %z : Tensor = aten::relu_(%y)\n  return (%x)\n";
+        assert!(AliasDb::wildcard_writers(&parse_ir(local).unwrap()).is_none());
     }
 
     #[test]
