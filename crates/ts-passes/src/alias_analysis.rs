@@ -1538,6 +1538,30 @@ fn element_annotation(a: &AliasInfo) -> &AliasInfo {
     }
 }
 
+/// True for values the analysis makes wildcards whatever the rest of the graph holds: the
+/// graph's own inputs and `prim::GetAttr` outputs (the database is not built for a frozen
+/// module here), of types that can alias, and profiling records and casts of them (which
+/// point to their input).
+fn is_certain_wildcard(g: &Graph, mut v: ValueId) -> bool {
+    loop {
+        if !AliasDb::is_mutable(g, v) {
+            return false;
+        }
+        if g.inputs().contains(&v) {
+            return true;
+        }
+        let node = g.node(g.value(v).node());
+        let k = node.kind();
+        if k == prim::GetAttr {
+            return true;
+        }
+        match node.inputs().first() {
+            Some(&i) if k == prim::profile || k == prim::unchecked_cast => v = i,
+            _ => return false,
+        }
+    }
+}
+
 /// A list used once, by an operator that neither returns it nor keeps its elements: its
 /// elements can be tracked precisely instead of going to the wildcard set.
 fn functional_non_escaping_list_use(g: &Graph, user: NodeId, container: ValueId) -> bool {
@@ -1701,29 +1725,5 @@ mod tests {
         // append, add_, the training batch_norm, mul_ in the branch.
         assert_eq!(writers, 4);
         assert!(AliasDb::block_may_write(&g, g.block()));
-    }
-}
-
-/// True for values the analysis makes wildcards whatever the rest of the graph holds: the
-/// graph's own inputs and `prim::GetAttr` outputs (the database is not built for a frozen
-/// module here), of types that can alias, and profiling records and casts of them (which
-/// point to their input).
-fn is_certain_wildcard(g: &Graph, mut v: ValueId) -> bool {
-    loop {
-        if !AliasDb::is_mutable(g, v) {
-            return false;
-        }
-        if g.inputs().contains(&v) {
-            return true;
-        }
-        let node = g.node(g.value(v).node());
-        let k = node.kind();
-        if k == prim::GetAttr {
-            return true;
-        }
-        match node.inputs().first() {
-            Some(&i) if k == prim::profile || k == prim::unchecked_cast => v = i,
-            _ => return false,
-        }
     }
 }
