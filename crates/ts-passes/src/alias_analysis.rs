@@ -301,30 +301,12 @@ impl AliasDb {
             // `analyze_from_schema` binds each alias set to the first mutable input annotated
             // with it, and writes those marked `!`; a written return points to the inputs of
             // its sets (or is fresh memory, which this does not follow).
-            let ins = node.inputs();
-            let mut bound: Vec<(&str, ValueId)> = Vec::new();
-            let mut written = Vec::new();
-            for (i, arg) in schema.arguments.iter().enumerate() {
-                let Some(formal) = arg.alias_info.as_ref().map(element_annotation) else {
-                    continue;
-                };
-                let Some(&actual) = ins.get(i) else {
-                    continue;
-                };
-                if !AliasDb::is_mutable(g, actual) {
-                    continue;
-                }
-                let Some(set) = formal.before_sets.first() else {
-                    continue;
-                };
-                if bound.iter().any(|(s, _)| s == set) {
-                    continue;
-                }
-                bound.push((set, actual));
-                if formal.is_write {
-                    written.push(actual);
-                }
-            }
+            let bound = bound_alias_inputs(g, node.inputs(), &schema);
+            let mut written: Vec<ValueId> = bound
+                .iter()
+                .filter(|(_, _, formal)| formal.is_write)
+                .map(|&(_, v, _)| v)
+                .collect();
             for ret in &schema.returns {
                 let Some(formal) = ret.alias_info.as_ref().map(element_annotation) else {
                     continue;
@@ -333,8 +315,8 @@ impl AliasDb {
                     continue;
                 }
                 for set in &formal.before_sets {
-                    match bound.iter().find(|(s, _)| s == set) {
-                        Some(&(_, v)) => written.push(v),
+                    match bound.iter().find(|(s, _, _)| s == set) {
+                        Some(&(_, v, _)) => written.push(v),
                         None => return None,
                     }
                 }
@@ -705,23 +687,8 @@ impl AliasDb {
         let ins = node.inputs().to_vec();
         let outs = node.outputs().to_vec();
         let mut formal_to_actual: HashMap<String, ValueId> = HashMap::new();
-        for (i, arg) in schema.arguments.iter().enumerate() {
-            let Some(formal) = arg.alias_info.as_ref().map(element_annotation) else {
-                continue;
-            };
-            let Some(&actual) = ins.get(i) else {
-                continue;
-            };
-            if !AliasDb::is_mutable(g, actual) {
-                continue;
-            }
-            let Some(set) = formal.before_sets.first() else {
-                continue;
-            };
-            if formal_to_actual.contains_key(set) {
-                continue;
-            }
-            formal_to_actual.insert(set.clone(), actual);
+        for (set, actual, formal) in bound_alias_inputs(g, &ins, schema) {
+            formal_to_actual.insert(set.to_string(), actual);
             if formal.is_write {
                 self.register_write(g, actual, n, false);
             }
@@ -1530,6 +1497,34 @@ fn users_same_block(g: &Graph, n: NodeId) -> HashSet<NodeId> {
 
 /// The annotation that counts for an argument: a list's element annotation when the list
 /// itself has none (`Tensor(a)[]` binds `a`).
+/// The inputs `analyze_from_schema` binds to the schema's alias sets: for each set, the first
+/// mutable input whose argument is annotated with it, with that annotation.
+fn bound_alias_inputs<'s>(
+    g: &Graph,
+    ins: &[ValueId],
+    schema: &'s ts_core::FunctionSchema,
+) -> Vec<(&'s str, ValueId, &'s AliasInfo)> {
+    let mut bound: Vec<(&str, ValueId, &AliasInfo)> = Vec::new();
+    for (i, arg) in schema.arguments.iter().enumerate() {
+        let Some(formal) = arg.alias_info.as_ref().map(element_annotation) else {
+            continue;
+        };
+        let Some(&actual) = ins.get(i) else {
+            continue;
+        };
+        if !AliasDb::is_mutable(g, actual) {
+            continue;
+        }
+        let Some(set) = formal.before_sets.first() else {
+            continue;
+        };
+        if bound.iter().all(|(s, _, _)| *s != set.as_str()) {
+            bound.push((set, actual, formal));
+        }
+    }
+    bound
+}
+
 fn element_annotation(a: &AliasInfo) -> &AliasInfo {
     if a.before_sets.is_empty() && a.contained.len() == 1 {
         &a.contained[0]
