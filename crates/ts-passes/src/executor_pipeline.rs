@@ -45,6 +45,11 @@ pub struct OptimizeOptions {
     /// Differentiate symbolically (`prim::DifferentiableGraph`) when an input requires grad;
     /// off, the autograd engine records every operator (`TSRS_JIT_AUTODIFF=0`).
     pub autodiff: bool,
+    /// Run the first call of each argument spec as PyTorch's profiling executor does (its
+    /// `num_profiled_runs` of 1): on the graph with the required passes only, the full pipeline
+    /// running from the second call on. Off (`TSRS_JIT_PROFILED_RUNS=0`, PyTorch's
+    /// `_jit_set_num_profiled_runs(0)`), the first call already runs the optimized plan.
+    pub profiled_run: bool,
 }
 
 impl Default for OptimizeOptions {
@@ -54,6 +59,7 @@ impl Default for OptimizeOptions {
             inline: true,
             mode: ExecutorMode::Profiling,
             autodiff: true,
+            profiled_run: true,
         }
     }
 }
@@ -63,7 +69,7 @@ static GLOBAL_OPTIONS: AtomicU8 = AtomicU8::new(0xff);
 /// The options executors use, from `set_executor_options` or the environment
 /// (`TSRS_JIT_OPTIMIZE=0` turns optimization off, `TSRS_JIT_INLINE=0` inlining,
 /// `TSRS_JIT_EXECUTOR=legacy` selects the legacy pipeline, `TSRS_JIT_AUTODIFF=0` symbolic
-/// differentiation).
+/// differentiation, `TSRS_JIT_PROFILED_RUNS=0` the unoptimized first call).
 pub fn executor_options() -> OptimizeOptions {
     let bits = GLOBAL_OPTIONS.load(Ordering::Relaxed);
     if bits != 0xff {
@@ -81,6 +87,7 @@ pub fn executor_options() -> OptimizeOptions {
             ExecutorMode::Profiling
         },
         autodiff: !env_off("TSRS_JIT_AUTODIFF"),
+        profiled_run: !env_off("TSRS_JIT_PROFILED_RUNS"),
     };
     GLOBAL_OPTIONS.store(encode(opts), Ordering::Relaxed);
     opts
@@ -96,6 +103,7 @@ fn encode(o: OptimizeOptions) -> u8 {
         | ((o.inline as u8) << 1)
         | (((o.mode == ExecutorMode::Legacy) as u8) << 2)
         | ((o.autodiff as u8) << 3)
+        | ((o.profiled_run as u8) << 4)
 }
 
 fn decode(b: u8) -> OptimizeOptions {
@@ -108,6 +116,7 @@ fn decode(b: u8) -> OptimizeOptions {
             ExecutorMode::Profiling
         },
         autodiff: b & 8 != 0,
+        profiled_run: b & 16 != 0,
     }
 }
 

@@ -5,10 +5,16 @@
 //! pipeline of [`ts_passes::executor_pipeline`] (inlining, constant propagation, CSE, peephole,
 //! loop unrolling, ...), and keeps one execution plan (optimized graph + code) per spec.
 //!
+//! As in PyTorch's profiling executor, the first call of each spec is a profiling run: it runs
+//! the graph with the required passes only (no inlining, no optimization), and calls it makes
+//! run so too; the optimized plan is made on the second call. A process that calls a model
+//! once (`tsrs run`) does not pay for optimizing it (for ResNet-18, about as long as the
+//! forward itself). [`GraphExecutor::execution_plan`] asks for the optimized plan directly.
+//!
 //! The graph of the plan a thread ran last is kept, as PyTorch's
 //! `torch.jit.last_executed_optimized_graph()`: [`last_executed_optimized_graph`].
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -162,6 +168,8 @@ pub fn spec_type_of(v: &IValue) -> Option<TensorType> {
 pub struct ExecutionPlan {
     pub graph: Arc<Graph>,
     pub code: Arc<Code>,
+    /// Whether this is a profiling run's plan (required passes only), not the optimized one.
+    pub profiling: bool,
 }
 
 /// Plans per argument spec for one graph.
@@ -169,12 +177,37 @@ pub struct GraphExecutor {
     graph: Arc<Graph>,
     name: String,
     plans: Mutex<HashMap<ArgumentSpec, Arc<ExecutionPlan>>>,
+    /// The profiling runs' plans of the specs that have no optimized plan yet.
+    profiling: Mutex<HashMap<ArgumentSpec, Arc<ExecutionPlan>>>,
     hits: AtomicUsize,
     misses: AtomicUsize,
 }
 
 thread_local! {
     static LAST_EXECUTED: RefCell<Option<Arc<Graph>>> = const { RefCell::new(None) };
+    /// Whether this thread is inside a profiling run: the calls it makes take their specs'
+    /// profiling plans too (a block class called eight times in one forward is not optimized
+    /// at its second call).
+    static IN_PROFILING_RUN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks this thread as inside a profiling run until dropped (see [`GraphExecutor::plan_for_call`]).
+pub struct ProfilingRun {
+    outer: bool,
+}
+
+impl ProfilingRun {
+    /// Enters a profiling run when `plan` is a profiling plan (otherwise changes nothing).
+    pub fn enter(plan: &ExecutionPlan) -> ProfilingRun {
+        let outer = IN_PROFILING_RUN.with(|c| c.replace(c.get() || plan.profiling));
+        ProfilingRun { outer }
+    }
+}
+
+impl Drop for ProfilingRun {
+    fn drop(&mut self) {
+        IN_PROFILING_RUN.with(|c| c.set(self.outer));
+    }
 }
 
 /// The optimized graph of the last plan this thread ran (PyTorch's
@@ -190,62 +223,124 @@ impl GraphExecutor {
             graph,
             name: name.to_string(),
             plans: Mutex::new(HashMap::new()),
+            profiling: Mutex::new(HashMap::new()),
             hits: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
         }
     }
 
-    /// The code to run for these inputs, creating the plan on a cache miss.
+    /// The code of the optimized plan for these inputs, creating it on a cache miss.
     pub fn plan(&self, inputs: &[IValue]) -> Result<Arc<Code>, Error> {
         Ok(self.execution_plan(inputs)?.code.clone())
     }
 
-    /// The plan for these inputs, creating it on a cache miss.
+    /// The plan a call with these inputs runs: the optimized plan once there is one; else,
+    /// with profiled runs on, the spec's profiling plan on its first call and on every call
+    /// inside a profiling run; else the optimized plan, made now.
+    pub fn plan_for_call(&self, inputs: &[IValue]) -> Result<Arc<ExecutionPlan>, Error> {
+        let spec = ArgumentSpec::of(inputs);
+        let cached = self.plans.lock().get(&spec).cloned();
+        if let Some(p) = cached {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(remember(p));
+        }
+        let opts = self.options();
+        if opts.optimize && opts.profiled_run {
+            let nested = IN_PROFILING_RUN.with(|c| c.get());
+            let seen = self.profiling.lock().get(&spec).cloned();
+            match seen {
+                Some(p) if nested => {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(remember(p));
+                }
+                // The second call: the optimized plan replaces the profiling one.
+                Some(_) => {
+                    self.profiling.lock().remove(&spec);
+                }
+                None => {
+                    self.misses.fetch_add(1, Ordering::Relaxed);
+                    let unoptimized = OptimizeOptions {
+                        optimize: false,
+                        ..opts
+                    };
+                    let p = Arc::new(self.make_plan(inputs, unoptimized, true)?);
+                    let p = self
+                        .profiling
+                        .lock()
+                        .entry(spec)
+                        .or_insert_with(|| p.clone())
+                        .clone();
+                    return Ok(remember(p));
+                }
+            }
+        }
+        self.optimized_plan(spec, inputs, opts)
+    }
+
+    /// The optimized plan for these inputs, creating it on a cache miss.
     pub fn execution_plan(&self, inputs: &[IValue]) -> Result<Arc<ExecutionPlan>, Error> {
         let spec = ArgumentSpec::of(inputs);
         let cached = self.plans.lock().get(&spec).cloned();
-        let plan = match cached {
+        match cached {
             Some(p) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                p
+                Ok(remember(p))
             }
-            None => {
-                self.misses.fetch_add(1, Ordering::Relaxed);
-                let mut opts = ts_passes::executor_pipeline::executor_options();
-                // AliasDb's bitsets grow with the square of the graph; generated graphs of
-                // tens of thousands of nodes run with the required passes only.
-                if self.graph.all_nodes().len() > ts_passes::executor_pipeline::MAX_OPTIMIZED_NODES
-                {
-                    opts.optimize = false;
-                }
-                let optimized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    self.optimized_graph(inputs, opts, &mut PassManager::new())
-                }));
-                // A pass failing is a bug; the function still runs, unoptimized.
-                let g = optimized.unwrap_or_else(|_| {
-                    let mut g = self.graph.copy();
-                    ts_passes::run_required_passes(&mut g);
-                    g
-                });
-                let code = Arc::new(Code::new(&g, &self.name)?);
-                let plan = Arc::new(ExecutionPlan {
-                    graph: Arc::new(g),
-                    code,
-                });
-                self.plans
-                    .lock()
-                    .entry(spec)
-                    .or_insert_with(|| plan.clone())
-                    .clone()
-            }
-        };
-        LAST_EXECUTED.with(|l| {
-            let mut l = l.borrow_mut();
-            if !l.as_ref().is_some_and(|g| Arc::ptr_eq(g, &plan.graph)) {
-                *l = Some(plan.graph.clone());
-            }
+            None => self.optimized_plan(spec, inputs, self.options()),
+        }
+    }
+
+    /// The executor options for this graph: AliasDb's bitsets grow with the square of the
+    /// graph, so generated graphs of tens of thousands of nodes run with the required passes
+    /// only.
+    fn options(&self) -> OptimizeOptions {
+        let mut opts = ts_passes::executor_pipeline::executor_options();
+        if self.graph.all_nodes().len() > ts_passes::executor_pipeline::MAX_OPTIMIZED_NODES {
+            opts.optimize = false;
+        }
+        opts
+    }
+
+    /// Makes and caches the optimized plan of `spec` (a miss).
+    fn optimized_plan(
+        &self,
+        spec: ArgumentSpec,
+        inputs: &[IValue],
+        opts: OptimizeOptions,
+    ) -> Result<Arc<ExecutionPlan>, Error> {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let plan = Arc::new(self.make_plan(inputs, opts, false)?);
+        let plan = self
+            .plans
+            .lock()
+            .entry(spec)
+            .or_insert_with(|| plan.clone())
+            .clone();
+        Ok(remember(plan))
+    }
+
+    /// A plan for these inputs with `opts` (`profiling`: a profiling run's).
+    fn make_plan(
+        &self,
+        inputs: &[IValue],
+        opts: OptimizeOptions,
+        profiling: bool,
+    ) -> Result<ExecutionPlan, Error> {
+        let optimized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.optimized_graph(inputs, opts, &mut PassManager::new())
+        }));
+        // A pass failing is a bug; the function still runs, unoptimized.
+        let g = optimized.unwrap_or_else(|_| {
+            let mut g = self.graph.copy();
+            ts_passes::run_required_passes(&mut g);
+            g
         });
-        Ok(plan)
+        let code = Arc::new(Code::new(&g, &self.name)?);
+        Ok(ExecutionPlan {
+            graph: Arc::new(g),
+            code,
+            profiling,
+        })
     }
 
     /// The graph a plan for `inputs` runs: the function's graph optimized for the inputs'
@@ -311,12 +406,13 @@ impl GraphExecutor {
         g
     }
 
-    /// How many plans (one per distinct argument spec) are cached.
+    /// How many optimized plans (one per distinct argument spec) are cached.
     pub fn plan_count(&self) -> usize {
         self.plans.lock().len()
     }
 
-    /// (cache hits, cache misses) so far.
+    /// (cache hits, cache misses) so far: a call or request that found its plan (profiling or
+    /// optimized) made already, and one that made it.
     pub fn cache_stats(&self) -> (usize, usize) {
         (
             self.hits.load(Ordering::Relaxed),
@@ -337,7 +433,18 @@ pub fn executor_of(f: &Function) -> Result<&GraphExecutor, Error> {
         .ok_or_else(|| Error::runtime("internal error: foreign runtime data on a function"))
 }
 
-/// The code to run `f` on `args`.
+/// The code to run `f` on `args` (see [`GraphExecutor::plan_for_call`]).
 pub fn code_for_call(f: &Function, args: &[IValue]) -> Result<Arc<Code>, Error> {
-    executor_of(f)?.plan(args)
+    Ok(executor_of(f)?.plan_for_call(args)?.code.clone())
+}
+
+/// Records `plan` as the last one this thread ran, and returns it.
+fn remember(plan: Arc<ExecutionPlan>) -> Arc<ExecutionPlan> {
+    LAST_EXECUTED.with(|l| {
+        let mut l = l.borrow_mut();
+        if !l.as_ref().is_some_and(|g| Arc::ptr_eq(g, &plan.graph)) {
+            *l = Some(plan.graph.clone());
+        }
+    });
+    plan
 }

@@ -18,7 +18,7 @@ pub use code::{Code, Instr};
 pub use error::{ExecutionError, TraceFrame};
 pub use executor::{
     code_for_call, executor_of, last_executed_optimized_graph, ArgumentSpec, ExecutionPlan,
-    GraphExecutor,
+    GraphExecutor, ProfilingRun,
 };
 pub use interpreter::{run_to_completion, InterpreterState, Step};
 pub use run::{call_function, call_method, run_graph};

@@ -7,7 +7,7 @@ use ts_ir::{Function, Graph};
 
 use crate::code::Code;
 use crate::error::ExecutionError;
-use crate::executor::code_for_call;
+use crate::executor::{executor_of, ProfilingRun};
 use crate::interpreter::{run_to_completion, InterpreterState};
 
 fn single(mut outs: Vec<IValue>) -> IValue {
@@ -39,8 +39,10 @@ fn invoke_class_method(
 
 /// Calls `f` with `args`; returns its result (a tuple when it has several outputs).
 pub fn call_function(f: &Function, args: Vec<IValue>) -> Result<IValue, ExecutionError> {
-    let code = code_for_call(f, &args)?;
-    let st = InterpreterState::new(code, args)?;
+    let plan = executor_of(f)?.plan_for_call(&args)?;
+    // The calls a profiling run makes are profiling runs too.
+    let _run = ProfilingRun::enter(&plan);
+    let st = InterpreterState::new(plan.code.clone(), args)?;
     run_to_completion(st).map(single)
 }
 

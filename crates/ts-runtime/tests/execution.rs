@@ -178,6 +178,41 @@ fn traceback_context_and_classes_match_pytorch() {
 }
 
 #[test]
+fn the_first_call_is_a_profiling_run_and_the_second_is_optimized() {
+    let cu = compile(
+        "def g(x: Tensor):\n    return x * 2 + 1\n\ndef f(x: Tensor):\n    return g(x) + g(x)\n",
+    );
+    let (f, g) = (func(&cu, "f"), func(&cu, "g"));
+    let (ef, eg) = (executor_of(&f).unwrap(), executor_of(&g).unwrap());
+    let run = || {
+        let out = call_function(&f, vec![ones(3)]).unwrap();
+        out.as_tensor().unwrap().to_vec::<f32>()
+    };
+    // The first call runs unoptimized, and so do both of its calls of `g` (the second of them
+    // is not `g`'s second call: it is inside a profiling run).
+    assert_eq!(run(), vec![6.0; 3]);
+    assert_eq!((ef.plan_count(), eg.plan_count()), (0, 0));
+    assert_eq!((ef.cache_stats(), eg.cache_stats()), ((0, 1), (1, 1)));
+    let profiled = ts_runtime::last_executed_optimized_graph()
+        .unwrap()
+        .to_string();
+    assert!(profiled.contains("aten::mul"), "{profiled}");
+    // The second call makes the optimized plan, which inlines `g`: it is not called again.
+    assert_eq!(run(), vec![6.0; 3]);
+    assert_eq!((ef.plan_count(), eg.plan_count()), (1, 0));
+    let optimized = ef.execution_plan(&[ones(3)]).unwrap();
+    assert!(!optimized.profiling);
+    assert!(
+        !optimized.graph.to_string().contains("prim::CallFunction"),
+        "{}",
+        optimized.graph
+    );
+    assert_eq!(run(), vec![6.0; 3]);
+    assert_eq!(ef.cache_stats(), (2, 2));
+    assert_eq!(eg.cache_stats(), (1, 1));
+}
+
+#[test]
 fn plans_are_cached_per_argument_spec() {
     let cu = compile("def f(x: Tensor, n: int):\n    return x + n\n");
     let f = func(&cu, "f");
