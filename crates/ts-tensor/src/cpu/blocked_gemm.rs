@@ -559,10 +559,38 @@ pub(crate) fn pack_lhs<T: GemmFloat>(
         beta: T::ONE,
         read_c: false,
     };
-    // SAFETY: rows `0..rows`, columns `0..k` lie inside `a` (asserted above); `out` holds the
-    // `ceil(rows / mr)` panels of `k * mr` values.
-    unsafe { pack_a(&p, 0, rows, 0, k, kern.mr, out) };
+    by_panel_ranges(out, kern.mr * k, |first, dst| {
+        let i0 = first * kern.mr;
+        let mc = (dst.len() / k).min(rows - i0);
+        // SAFETY: rows `i0..i0 + mc`, columns `0..k` lie inside `a` (asserted above); `dst`
+        // holds their `ceil(mc / mr)` panels of `k * mr` values.
+        unsafe { pack_a(&p, i0, mc, 0, k, kern.mr, dst) };
+    });
     true
+}
+
+/// The smallest packed operand (bytes) split among threads: below it the hand-off costs more
+/// than the copy.
+const PARALLEL_PACK_BYTES: usize = 1 << 20;
+
+/// Runs `pack(first_panel, dst)` over `out` cut into ranges of whole panels of `panel`
+/// values, in parallel when `out` is large. A layer's weights are packed for its first call
+/// (ResNet-18's 47 MB of them at start-up): on one thread that was a seventh of the call.
+fn by_panel_ranges<T: GemmFloat>(
+    out: &mut [T],
+    panel: usize,
+    pack: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let panels = out.len() / panel.max(1);
+    let threads = crate::threads::num_threads();
+    if threads <= 1 || panels < 2 || std::mem::size_of_val(out) < PARALLEL_PACK_BYTES {
+        pack(0, out);
+        return;
+    }
+    let per = panels.div_ceil(threads * 4);
+    out.par_chunks_mut(per * panel)
+        .enumerate()
+        .for_each(|(i, dst)| pack(i * per, dst));
 }
 
 /// The rows of the fastest kernel's micro-tile and the columns of its micro-panel (`None`
@@ -607,9 +635,13 @@ pub(crate) fn pack_rhs_transposed<T: GemmFloat>(
         beta: T::ONE,
         read_c: false,
     };
-    // SAFETY: rows `0..k`, columns `0..cols` of B lie inside `bt` (asserted above); `out` holds
-    // the `ceil(cols / nr)` panels of `k * nr` values.
-    unsafe { pack_b(&p, 0, k, 0, cols, kern.nr, false, out) };
+    by_panel_ranges(out, kern.nr * k, |first, dst| {
+        let j0 = first * kern.nr;
+        let nc = (dst.len() / k).min(cols - j0);
+        // SAFETY: rows `0..k`, columns `j0..j0 + nc` of B lie inside `bt` (asserted above);
+        // `dst` holds their `ceil(nc / nr)` panels of `k * nr` values.
+        unsafe { pack_b(&p, 0, k, j0, nc, kern.nr, false, dst) };
+    });
     true
 }
 
@@ -1232,6 +1264,39 @@ mod tests {
                         src[i * rs as usize + q],
                         "kc {kc} ({q},{i})"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn large_operands_pack_in_parallel_like_one_panel_at_a_time() {
+        // Over a megabyte each, so the panels are packed by several threads; the row and
+        // column counts leave a partial last panel.
+        let Some((mr, nr)) = micro_tile::<f32>() else {
+            return;
+        };
+        let (rows, k) = (301, 1003);
+        let a: Vec<f32> = (0..rows * k).map(|v| (v % 977) as f32 - 400.0).collect();
+        let mut out = vec![f32::NAN; packed_lhs_len::<f32>(rows, k).unwrap()];
+        assert!(pack_lhs(&a, rows, k, k, &mut out));
+        for (panel, dst) in out.chunks_exact(mr * k).enumerate() {
+            for q in 0..k {
+                for i in 0..mr {
+                    let r = panel * mr + i;
+                    let want = if r < rows { a[r * k + q] } else { 0.0 };
+                    assert_eq!(dst[q * mr + i], want, "lhs row {r} depth {q}");
+                }
+            }
+        }
+        let mut out = vec![f32::NAN; rows.div_ceil(nr) * nr * k];
+        assert!(pack_rhs_transposed(&a, rows, k, &mut out));
+        for (panel, dst) in out.chunks_exact(nr * k).enumerate() {
+            for q in 0..k {
+                for j in 0..nr {
+                    let c = panel * nr + j;
+                    let want = if c < rows { a[c * k + q] } else { 0.0 };
+                    assert_eq!(dst[q * nr + j], want, "rhs column {c} depth {q}");
                 }
             }
         }
