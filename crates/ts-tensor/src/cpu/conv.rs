@@ -527,13 +527,16 @@ impl<T: ConvFloat> Mm<T> {
         unsafe { crate::cpu::blocked_gemm::gemm_packed(&self.problem(), pre, threads_of(par)) }
     }
 
-    /// [`Mm::run_packed`] with C's columns `csc` apart (and its rows `dst_rs` apart).
+    /// [`Mm::run_packed`] with C's columns `csc` apart (and its rows `dst_rs` apart), and an
+    /// unpacked `rhs` stored transposed: element `(q, j)` at `rhs[j * rhs_rs + q]`.
     ///
     /// # Safety
     /// As [`Mm::run_packed`], with C covering `m` rows and `n` columns at these strides.
     unsafe fn run_packed_cols(&self, pre: Prepacked<T>, csc: usize, par: Parallelism) -> bool {
         let p = crate::cpu::blocked_gemm::Problem {
             csc: csc as isize,
+            rsb: 1,
+            csb: self.rhs_rs,
             ..self.problem()
         };
         // SAFETY: forwarded from the caller's contract.
@@ -680,6 +683,11 @@ fn conv2d_slices<T: ConvFloat>(
             }
         }
     };
+    // One image run transposed reads each weight once: uncached, the GEMM packs it block by
+    // block into its own small buffer, instead of into a scratch copy of the layer's weights
+    // first (ResNet-18's deep layers hold megabytes each; packing them whole, into fresh
+    // pages, was a fifth of a first forward).
+    let lazy_b = transposed.is_some() && s.n == 1;
     let mut wbuf = T::take_buf();
     let cached = match packed_nr {
         Some(_) if wlen > 0 => {
@@ -690,7 +698,7 @@ fn conv2d_slices<T: ConvFloat>(
                 s.groups * wlen,
                 pack_all,
             );
-            if c.is_none() {
+            if c.is_none() && !lazy_b {
                 wbuf.resize(s.groups * wlen, T::default());
                 pack_all(&mut wbuf);
             }
@@ -698,7 +706,12 @@ fn conv2d_slices<T: ConvFloat>(
         }
         _ => None,
     };
-    let all_w: &[T] = cached.as_deref().map_or(&wbuf[..], |v| &v[..]);
+    let all_w: &[T] = match (&cached, lazy_b) {
+        (Some(v), _) => &v[..],
+        // Nothing packed: the GEMM reads the weights (`wbuf` holds a previous call's data).
+        (None, true) => &[],
+        (None, false) => &wbuf[..],
+    };
     let packed_w: Vec<&[T]> = if wlen > 0 && packed_nr.is_some() {
         all_w.chunks_exact(wlen).collect()
     } else {
@@ -732,9 +745,16 @@ fn conv2d_slices<T: ConvFloat>(
                     rhs_rs: 0,
                     read_dst: bias.is_some(),
                 };
+                // Packed weights, or (`lazy_b`) the group's `[og, kk]` weights read as their
+                // transpose `[kk, og]`: row stride 1, column stride `kk`.
                 let pre = Prepacked {
                     a: Some(buf.as_ptr()),
-                    b: Some(packed_w[gi].as_ptr()),
+                    b: packed_w.get(gi).map(|w| w.as_ptr()),
+                };
+                let m = Mm {
+                    rhs: w[gi * og * kk..].as_ptr(),
+                    rhs_rs: kk as isize,
+                    ..m
                 };
                 let par = if outer || threads <= 1 || og * kk * l < SERIAL_WORK {
                     Parallelism::None
@@ -742,9 +762,11 @@ fn conv2d_slices<T: ConvFloat>(
                     Parallelism::Rayon(threads)
                 };
                 // SAFETY: `buf` holds the `[l, kk]` patches as `mr`-row panels and
-                // `packed_w[gi]` the group's `[kk, og]` transposed weights as `nr`-column
-                // panels, both for the kernel that runs them; C is the group's output planes
-                // read as `[l, og]` (row stride 1, column stride `l`), this task's alone.
+                // `packed_w[gi]` (when there) the group's `[kk, og]` transposed weights as
+                // `nr`-column panels, both for the kernel that runs them; otherwise the
+                // group's `og x kk` weights lie in `w` from `gi * og * kk`. C is the group's
+                // output planes read as `[l, og]` (row stride 1, column stride `l`), this
+                // task's alone.
                 let done = unsafe { m.run_packed_cols(pre, l, par) };
                 debug_assert!(done, "transposed_tile came from the kernel that runs it");
             });
@@ -1092,10 +1114,17 @@ mod tests {
             (4, 5, 3, 1, 0, 1),
             (9, 9, 3, 1, 2, 2),
         ] {
-            for (c, o, groups) in [(5, 100, 1), (6, 100, 2)] {
+            // One image reads the weights unpacked on their first sighting (several images
+            // pack them once for all).
+            for (n, c, o, groups) in [
+                (2, 5, 100, 1),
+                (2, 6, 100, 2),
+                (1, 5, 100, 1),
+                (1, 6, 100, 2),
+            ] {
                 for threads in [1, 2] {
                     let s = ConvShape {
-                        n: 2,
+                        n,
                         c,
                         o,
                         groups,
