@@ -1,7 +1,8 @@
 //! PyTorch's schema strings, embedded, looked up by `name` or `name.overload`.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
+
+use foldhash::{HashMap, HashMapExt};
 
 static TEXT: &str = include_str!("../data/schemas.txt");
 
@@ -14,16 +15,23 @@ struct Table {
 
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
+    // Built on every process start (the registry reads it): a fast hash and tables sized once
+    // (SipHash and the rehashing growth were most of its cost).
     T.get_or_init(|| {
+        let lines = TEXT.bytes().filter(|&b| b == b'\n').count() + 1;
         let mut t = Table {
-            by_full_name: HashMap::new(),
-            by_name: HashMap::new(),
+            by_full_name: HashMap::with_capacity(lines),
+            by_name: HashMap::with_capacity(lines / 2),
         };
         for line in TEXT.lines().filter(|l| !l.is_empty()) {
             let head = &line[..line.find('(').unwrap_or(line.len())];
             t.by_full_name.insert(head, line);
             // The overload is what follows the first '.' after the `ns::name`.
-            let name_end = head.find("::").map(|p| p + 2).unwrap_or(0);
+            // (A namespace has no colon, so its first one starts the `::`.)
+            let name_end = head
+                .find(':')
+                .filter(|&p| head[p..].starts_with("::"))
+                .map_or(0, |p| p + 2);
             let name = match head[name_end..].find('.') {
                 Some(d) => &head[..name_end + d],
                 None => head,
