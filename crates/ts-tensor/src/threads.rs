@@ -1,9 +1,17 @@
 //! The intra-op thread pool: one rayon global pool sized once, lazily, from the environment
 //! variable `TSRS_NUM_THREADS` (default: the available cores), and the parallelism the kernels
 //! ask for, adjustable at run time with [`set_num_threads`] (as `torch.set_num_threads`).
+//!
+//! A worker whose pool has no work sleeps after a few dozen yields, and waking it takes a
+//! futex call and, on a virtual machine, an inter-processor interrupt: tens of microseconds,
+//! paid by every parallel kernel of a model whose operators are short (a transformer layer
+//! runs a dozen products in 2 ms). As OpenMP's workers spin for a while after a parallel
+//! region, [`kernel_threads`] keeps one worker looking for work until no kernel has asked for
+//! threads for [`spin_time`] (`TSRS_WORKER_SPIN_US`, default 1000; 0 turns it off).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
+use std::time::{Duration, Instant};
 
 static INIT: Once = Once::new();
 static NUM_THREADS: AtomicUsize = AtomicUsize::new(0);
@@ -70,6 +78,94 @@ pub fn num_threads() -> usize {
     NUM_THREADS.load(Ordering::Relaxed).max(1)
 }
 
+/// The threads a parallel kernel may use ([`num_threads`]); with more than one, keeps a pool
+/// worker spinning for the kernels that follow (see the module comment).
+pub fn kernel_threads() -> usize {
+    let n = num_threads();
+    if n > 1 {
+        keep_a_worker_warm();
+    }
+    n
+}
+
+/// How long a worker keeps looking for work after the last kernel that asked for threads.
+pub fn spin_time() -> Duration {
+    static SPIN: OnceLock<Duration> = OnceLock::new();
+    *SPIN.get_or_init(|| {
+        let us = std::env::var("TSRS_WORKER_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(1000);
+        Duration::from_micros(us)
+    })
+}
+
+/// Whether a worker is spinning now.
+static SPINNING: AtomicBool = AtomicBool::new(false);
+/// Kernel requests so far: the spinning worker keeps going while this moves.
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+/// The pool index of the thread that asks for kernels, when it is a pool worker (the CLI's
+/// thread is): it must not spin, which it would if it picked the job up while waiting inside
+/// a kernel of its own.
+static ISSUER: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+fn keep_a_worker_warm() {
+    thread_local! {
+        static CALLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    // Every 8th request is counted: the spinning worker reads the counter all the time, and a
+    // write per request moved its cache line between the cores on every tiny operator (+8% on
+    // a loop of 4x4 products).
+    let calls = CALLS.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n
+    });
+    if calls.is_multiple_of(8) {
+        REQUESTS.fetch_add(1, Ordering::Relaxed);
+    }
+    if SPINNING.load(Ordering::Relaxed) || spin_time().is_zero() {
+        return;
+    }
+    if SPINNING.swap(true, Ordering::Acquire) {
+        return;
+    }
+    ISSUER.store(
+        rayon::current_thread_index().unwrap_or(usize::MAX),
+        Ordering::Relaxed,
+    );
+    rayon::spawn(|| {
+        if rayon::current_thread_index().unwrap_or(usize::MAX) != ISSUER.load(Ordering::Relaxed) {
+            spin_for_work(spin_time());
+        }
+        SPINNING.store(false, Ordering::Release);
+    });
+}
+
+/// Runs the pool's jobs as they arrive until `hold` passes with neither a job nor a kernel
+/// request.
+fn spin_for_work(hold: Duration) {
+    let mut last = Instant::now();
+    let mut seen = REQUESTS.load(Ordering::Relaxed);
+    loop {
+        if let Some(rayon::Yield::Executed) = rayon::yield_now() {
+            last = Instant::now();
+            continue;
+        }
+        let now = REQUESTS.load(Ordering::Relaxed);
+        if now != seen {
+            seen = now;
+            last = Instant::now();
+        } else if last.elapsed() >= hold {
+            return;
+        }
+        // About a microsecond between looks at the other threads' queues.
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// Sets the number of threads the kernels use (`torch.set_num_threads`). Before the pool exists
 /// this sizes it; afterwards it caps the parallelism of the kernels at `n` (at most the pool size).
 /// Zero is ignored.
@@ -87,6 +183,26 @@ pub fn set_num_threads(n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warm_worker_runs_the_kernels_that_follow() {
+        use rayon::prelude::*;
+        for _ in 0..20 {
+            assert_eq!(kernel_threads(), num_threads());
+            let s: u64 = (0..10_000u64).into_par_iter().map(|v| v * 2).sum();
+            assert_eq!(s, 9_999 * 10_000);
+        }
+    }
+
+    #[test]
+    fn spinning_stops_once_the_hold_passes_without_work() {
+        // Off the pool `yield_now` finds no work, so only kernel requests (from other tests)
+        // can extend the hold.
+        let hold = Duration::from_millis(3);
+        let t = Instant::now();
+        spin_for_work(hold);
+        assert!(t.elapsed() >= hold);
+    }
 
     #[test]
     fn thread_count_is_positive_and_settable() {

@@ -487,7 +487,7 @@ pub(crate) fn multi_head_attention(
     let Some(mask) = dims.mask(mask, mask_type)? else {
         return Ok(None);
     };
-    let threads = crate::threads::num_threads();
+    let threads = crate::threads::kernel_threads();
     let ue = dims.embed;
     let (out, p) = if Tensor::is_same(query, key) && Tensor::is_same(key, value) {
         let Some(x) = F32Data::of(query, &qs)? else {
@@ -601,7 +601,7 @@ pub(crate) fn encoder_layer(
     let Some(mask) = dims.mask(mask, mask_type)? else {
         return Ok(None);
     };
-    let threads = crate::threads::num_threads();
+    let threads = crate::threads::kernel_threads();
     let (ue, uf) = (dims.embed, f as usize);
     let rows = dims.batch * dims.l;
     let xv = x_data.slice();
