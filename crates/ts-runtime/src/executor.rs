@@ -263,14 +263,8 @@ impl GraphExecutor {
                         optimize: false,
                         ..opts
                     };
-                    let p = Arc::new(self.make_plan(inputs, unoptimized, true)?);
-                    let p = self
-                        .profiling
-                        .lock()
-                        .entry(spec)
-                        .or_insert_with(|| p.clone())
-                        .clone();
-                    return Ok(remember(p));
+                    let p = self.make_plan(inputs, unoptimized, true)?;
+                    return Ok(remember(keep(&self.profiling, spec, p)));
                 }
             }
         }
@@ -309,14 +303,8 @@ impl GraphExecutor {
         opts: OptimizeOptions,
     ) -> Result<Arc<ExecutionPlan>, Error> {
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let plan = Arc::new(self.make_plan(inputs, opts, false)?);
-        let plan = self
-            .plans
-            .lock()
-            .entry(spec)
-            .or_insert_with(|| plan.clone())
-            .clone();
-        Ok(remember(plan))
+        let plan = self.make_plan(inputs, opts, false)?;
+        Ok(remember(keep(&self.plans, spec, plan)))
     }
 
     /// A plan for these inputs with `opts` (`profiling`: a profiling run's).
@@ -436,6 +424,20 @@ pub fn executor_of(f: &Function) -> Result<&GraphExecutor, Error> {
 /// The code to run `f` on `args` (see [`GraphExecutor::plan_for_call`]).
 pub fn code_for_call(f: &Function, args: &[IValue]) -> Result<Arc<Code>, Error> {
     Ok(executor_of(f)?.plan_for_call(args)?.code.clone())
+}
+
+/// Caches `plan` for `spec` in `plans`, unless another thread made one first; returns the one
+/// kept.
+fn keep(
+    plans: &Mutex<HashMap<ArgumentSpec, Arc<ExecutionPlan>>>,
+    spec: ArgumentSpec,
+    plan: ExecutionPlan,
+) -> Arc<ExecutionPlan> {
+    plans
+        .lock()
+        .entry(spec)
+        .or_insert_with(|| Arc::new(plan))
+        .clone()
 }
 
 /// Records `plan` as the last one this thread ran, and returns it.

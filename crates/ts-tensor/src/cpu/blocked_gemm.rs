@@ -1278,28 +1278,25 @@ mod tests {
         };
         let (rows, k) = (301, 1003);
         let a: Vec<f32> = (0..rows * k).map(|v| (v % 977) as f32 - 400.0).collect();
+        // Both layouts hold row `r` of `a` (a row of A, a column of B) as lane `r % w` of
+        // panel `r / w`, `k` groups of `w` lanes, zero past the last row.
+        let check = |out: &[f32], w: usize, what: &str| {
+            for (panel, dst) in out.chunks_exact(w * k).enumerate() {
+                for q in 0..k {
+                    for i in 0..w {
+                        let r = panel * w + i;
+                        let want = if r < rows { a[r * k + q] } else { 0.0 };
+                        assert_eq!(dst[q * w + i], want, "{what} {r} depth {q}");
+                    }
+                }
+            }
+        };
         let mut out = vec![f32::NAN; packed_lhs_len::<f32>(rows, k).unwrap()];
         assert!(pack_lhs(&a, rows, k, k, &mut out));
-        for (panel, dst) in out.chunks_exact(mr * k).enumerate() {
-            for q in 0..k {
-                for i in 0..mr {
-                    let r = panel * mr + i;
-                    let want = if r < rows { a[r * k + q] } else { 0.0 };
-                    assert_eq!(dst[q * mr + i], want, "lhs row {r} depth {q}");
-                }
-            }
-        }
+        check(&out, mr, "lhs row");
         let mut out = vec![f32::NAN; rows.div_ceil(nr) * nr * k];
         assert!(pack_rhs_transposed(&a, rows, k, &mut out));
-        for (panel, dst) in out.chunks_exact(nr * k).enumerate() {
-            for q in 0..k {
-                for j in 0..nr {
-                    let c = panel * nr + j;
-                    let want = if c < rows { a[c * k + q] } else { 0.0 };
-                    assert_eq!(dst[q * nr + j], want, "rhs column {c} depth {q}");
-                }
-            }
-        }
+        check(&out, nr, "rhs column");
     }
 
     #[test]
