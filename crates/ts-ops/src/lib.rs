@@ -19,7 +19,7 @@ pub mod tensor_ops;
 pub mod upgraders;
 pub mod value_hash;
 
-pub use fast::ScalarOp;
+pub use fast::{Scalar, ScalarOp};
 pub use registry::{
     op, registry, Build, NodeOperation, Operation, Operator, OperatorKind, Registry, Stack,
 };

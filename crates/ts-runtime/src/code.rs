@@ -7,7 +7,7 @@
 //! flow. `If` becomes `Jf`/`Jmp`, `Loop` a guarded counter loop, calls `Call`, and `fork`/`wait`
 //! become `Fork`/`Wait`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -269,6 +269,11 @@ struct Builder<'g> {
     regs: HashMap<ValueId, u32>,
     /// For each value: the node of its defining block that is its last user there.
     last_user: HashMap<ValueId, NodeId>,
+    /// Registers never moved out of: loop counters, which the loop's own instructions read.
+    pinned: HashSet<u32>,
+    /// Loop-carried params whose register a later value of the body reuses (see
+    /// [`Builder::share_carried_registers`]); their register is never dropped as theirs.
+    shared: HashSet<ValueId>,
     cur_node: Option<Arc<NodeInfo>>,
 }
 
@@ -294,6 +299,8 @@ impl<'g> Builder<'g> {
             },
             regs: HashMap::new(),
             last_user: HashMap::new(),
+            pinned: HashSet::new(),
+            shared: HashSet::new(),
             cur_node: None,
         }
     }
@@ -404,15 +411,56 @@ impl<'g> Builder<'g> {
 
     /// Pushes node `n`'s inputs, moving each value at its last use.
     fn load_inputs(&mut self, n: NodeId, inputs: &[ValueId]) {
-        for (i, &v) in inputs.iter().enumerate() {
-            let r = self.reg(v);
-            let last_here = self.last_user.get(&v) == Some(&n)
-                && !inputs[i + 1..].contains(&v)
-                && !self.used_in_blocks(n, v);
-            self.emit(if last_here {
+        for i in 0..inputs.len() {
+            let moved = self.moves_at(n, inputs, i);
+            let r = self.reg(inputs[i]);
+            self.emit(if moved {
                 Instr::Move(r)
             } else {
                 Instr::Load(r)
+            });
+        }
+    }
+
+    /// Whether node `n` may move `inputs[i]` out of its register: this is the value's last
+    /// use, and its register is not one that must keep its value.
+    fn moves_at(&mut self, n: NodeId, inputs: &[ValueId], i: usize) -> bool {
+        let v = inputs[i];
+        let r = self.reg(v);
+        self.last_user.get(&v) == Some(&n)
+            && !inputs[i + 1..].contains(&v)
+            && !self.used_in_blocks(n, v)
+            && !self.pinned.contains(&r)
+    }
+
+    /// Ends a block at its return node `ret`: the parallel assignment `dsts[k] = values[k]`
+    /// (`None` discards the value). A value already in its destination register stays
+    /// there, so it is neither pushed nor stored, and no other slot moves it out.
+    fn assign_block_outputs(&mut self, ret: NodeId, values: &[ValueId], dsts: &[Option<u32>]) {
+        let regs: Vec<u32> = values.iter().map(|&v| self.reg(v)).collect();
+        let stays: Vec<bool> = regs.iter().zip(dsts).map(|(&r, &d)| d == Some(r)).collect();
+        let kept: Vec<u32> = (0..regs.len())
+            .filter(|&k| stays[k])
+            .map(|k| regs[k])
+            .collect();
+        for k in 0..values.len() {
+            if stays[k] {
+                continue;
+            }
+            let moved = self.moves_at(ret, values, k) && !kept.contains(&regs[k]);
+            self.emit(if moved {
+                Instr::Move(regs[k])
+            } else {
+                Instr::Load(regs[k])
+            });
+        }
+        for k in (0..values.len()).rev() {
+            if stays[k] {
+                continue;
+            }
+            self.emit(match dsts[k] {
+                Some(r) => Instr::Store(r),
+                None => Instr::Drop,
             });
         }
     }
@@ -428,7 +476,12 @@ impl<'g> Builder<'g> {
         let mut dead: Vec<ValueId> = self
             .last_user
             .iter()
-            .filter(|(v, &u)| u == n && self.used_in_blocks(n, **v) && !owns_nothing(g, **v))
+            .filter(|(v, &u)| {
+                u == n
+                    && self.used_in_blocks(n, **v)
+                    && !owns_nothing(g, **v)
+                    && !self.shared.contains(*v)
+            })
             .map(|(v, _)| *v)
             .collect();
         dead.sort();
@@ -731,8 +784,11 @@ impl<'g> Builder<'g> {
         self.emit_block(b)?;
         let ret = self.g.return_node(b);
         let outs = self.g.block_outputs(b).to_vec();
-        self.load_inputs(ret, &outs);
-        self.store_outputs(outputs);
+        let dsts: Vec<Option<u32>> = outputs
+            .iter()
+            .map(|&o| self.g.value(o).has_uses().then(|| self.reg(o)))
+            .collect();
+        self.assign_block_outputs(ret, &outs, &dsts);
         Ok(())
     }
 
@@ -743,7 +799,12 @@ impl<'g> Builder<'g> {
         let outputs = node.outputs().to_vec();
         let body = node.blocks()[0];
         let params = g.block_inputs(body).to_vec();
-        let (r_max, r_cond, r_i) = (self.fresh_reg(), self.fresh_reg(), self.fresh_reg());
+        let (r_max, r_cond) = (self.fresh_reg(), self.fresh_reg());
+        // The body reads its iteration number straight from the loop's counter register,
+        // which therefore is never moved out of.
+        let r_i = self.fresh_reg();
+        self.regs.insert(params[0], r_i);
+        self.pinned.insert(r_i);
         // Initial values: trip count, condition, carried values into the body params' registers.
         self.load_inputs(n, &inputs);
         let carried_regs: Vec<u32> = params[1..].iter().map(|&p| self.reg(p)).collect();
@@ -753,6 +814,8 @@ impl<'g> Builder<'g> {
         self.emit(Instr::Store(r_cond));
         self.emit(Instr::Store(r_max));
         self.emit(Instr::SetInt(r_i, 0));
+        let outs = g.block_outputs(body).to_vec();
+        self.share_carried_registers(body, &params[1..], &outs[1..]);
         let top = self.here();
         let guard = self.emit(Instr::LoopGuard {
             i: r_i,
@@ -760,19 +823,17 @@ impl<'g> Builder<'g> {
             cond: r_cond,
             exit: 0,
         });
-        if g.value(params[0]).has_uses() {
-            let pr = self.reg(params[0]);
-            self.emit(Instr::Load(r_i));
-            self.emit(Instr::Store(pr));
-        }
         self.emit_block(body)?;
+        // The back edge. A body that always continues (`for` loops) leaves the condition
+        // register as the guard found it: true, since the body ran.
         let ret = g.return_node(body);
-        let outs = g.block_outputs(body).to_vec();
-        self.load_inputs(ret, &outs);
-        for &r in carried_regs.iter().rev() {
-            self.emit(Instr::Store(r));
-        }
-        self.emit(Instr::Store(r_cond));
+        let always = g
+            .to_ivalue(outs[0])
+            .is_some_and(|c| matches!(c, IValue::Bool(true)));
+        let mut dsts: Vec<Option<u32>> = vec![Some(r_cond)];
+        dsts.extend(carried_regs.iter().map(|&r| Some(r)));
+        let from = usize::from(always);
+        self.assign_block_outputs(ret, &outs[from..], &dsts[from..]);
         self.emit(Instr::LoopNext { i: r_i, top });
         let exit = self.here();
         self.code.instructions[guard] = Instr::LoopGuard {
@@ -793,6 +854,33 @@ impl<'g> Builder<'g> {
         self.emit(Instr::DropR(r_max));
         self.emit(Instr::DropR(r_cond));
         Ok(())
+    }
+
+    /// Gives a loop body's carried result the register of its carried param when the param
+    /// is dead by the time the result is made, so the back edge need not copy it over.
+    ///
+    /// `outs[j]` qualifies when a node of the body itself makes it, no other slot carries it,
+    /// and no use of `params[j]` comes after that node (a node reads all its inputs before
+    /// it writes an output, so the node itself may read the param).
+    fn share_carried_registers(&mut self, body: BlockId, params: &[ValueId], outs: &[ValueId]) {
+        let g = self.g;
+        let nodes = g.block_nodes(body);
+        let pos = |n: NodeId| nodes.iter().position(|&m| m == n);
+        for (j, (&p, &o)) in params.iter().zip(outs).enumerate() {
+            let Some(def) = pos(g.value(o).node()) else {
+                continue;
+            };
+            let dead_by_then = match self.last_user.get(&p) {
+                None => true,
+                Some(&u) => pos(u).is_some_and(|at| at <= def),
+            };
+            let carried_once = outs.iter().enumerate().all(|(k, &x)| k == j || x != o);
+            if dead_by_then && carried_once && !self.regs.contains_key(&o) {
+                let r = self.reg(p);
+                self.regs.insert(o, r);
+                self.shared.insert(p);
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ts_core::{DictKey, Future, IValue, Type};
 use ts_ir::Function;
-use ts_ops::Stack;
+use ts_ops::{Scalar as Plain, Stack};
 use ts_tensor::Error;
 
 use crate::code::{Code, Instr};
@@ -264,14 +264,6 @@ fn set_reg(slot: &mut IValue, v: IValue) {
     }
 }
 
-/// A plain (drop-free) register value, carried as its parts.
-#[derive(Clone, Copy)]
-enum Plain {
-    Int(i64),
-    Double(f64),
-    Bool(bool),
-}
-
 /// Stores a plain value into a register with one store for the tag and one for the payload.
 /// Building the `IValue` first and copying it as a whole made the compiler write its tag and
 /// payload separately to the stack and read them back as one 16-byte load, a store-forwarding
@@ -335,14 +327,18 @@ fn run_op_on_registers(
 }
 
 /// Runs the running frame's instructions from `*pc` until one fails or changes frames.
-fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack) -> Exit {
+fn run_frame(code: &Code, pc_out: &mut usize, regs: &mut [IValue], stack: &mut Stack) -> Exit {
+    // The program counter lives in a local (a register) and is written back on the way out.
+    let mut pc = *pc_out;
     macro_rules! fail {
-        ($e:expr) => {
-            return Exit::Fail($e)
-        };
+        ($e:expr) => {{
+            *pc_out = pc;
+            return Exit::Fail($e);
+        }};
     }
     loop {
-        let Some(instr) = code.instructions.get(*pc) else {
+        let Some(instr) = code.instructions.get(pc) else {
+            *pc_out = pc;
             return Exit::Switch;
         };
         match instr {
@@ -355,23 +351,8 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 out,
             } => {
                 // Plain results are stored field by field (see `store_plain`).
-                let v = match op.eval2(&regs[*a as usize], &regs[*b as usize]) {
-                    Some(IValue::Int(x)) => {
-                        store_plain(&mut regs[*out as usize], Plain::Int(x));
-                        *pc += 1;
-                        continue;
-                    }
-                    Some(IValue::Double(x)) => {
-                        store_plain(&mut regs[*out as usize], Plain::Double(x));
-                        *pc += 1;
-                        continue;
-                    }
-                    Some(IValue::Bool(x)) => {
-                        store_plain(&mut regs[*out as usize], Plain::Bool(x));
-                        *pc += 1;
-                        continue;
-                    }
-                    Some(v) => v,
+                match op.eval2(&regs[*a as usize], &regs[*b as usize]) {
+                    Some(x) => store_plain(&mut regs[*out as usize], x),
                     None => match run_op_on_registers(
                         code,
                         *k,
@@ -379,11 +360,10 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                         stack,
                         &[(*a, moves & 1 != 0), (*b, moves & 2 != 0)],
                     ) {
-                        Ok(v) => v,
+                        Ok(v) => set_reg(&mut regs[*out as usize], v),
                         Err(e) => fail!(e),
                     },
-                };
-                set_reg(&mut regs[*out as usize], v);
+                }
             }
             Instr::JfBin {
                 op,
@@ -394,8 +374,8 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 target,
             } => {
                 let c = match op.eval2(&regs[*a as usize], &regs[*b as usize]) {
-                    Some(IValue::Bool(c)) => Ok(c),
-                    Some(other) => condition(&other),
+                    Some(Plain::Bool(c)) => Ok(c),
+                    Some(other) => condition(&other.into()),
                     None => run_op_on_registers(
                         code,
                         *k,
@@ -408,7 +388,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 match c {
                     Ok(true) => {}
                     Ok(false) => {
-                        *pc = *target as usize;
+                        pc = *target as usize;
                         continue;
                     }
                     Err(e) => fail!(e),
@@ -420,33 +400,13 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 k,
                 a,
                 out,
-            } => {
-                let v = match op.eval1(&regs[*a as usize]) {
-                    Some(IValue::Int(x)) => {
-                        store_plain(&mut regs[*out as usize], Plain::Int(x));
-                        *pc += 1;
-                        continue;
-                    }
-                    Some(IValue::Double(x)) => {
-                        store_plain(&mut regs[*out as usize], Plain::Double(x));
-                        *pc += 1;
-                        continue;
-                    }
-                    Some(IValue::Bool(x)) => {
-                        store_plain(&mut regs[*out as usize], Plain::Bool(x));
-                        *pc += 1;
-                        continue;
-                    }
-                    Some(v) => v,
-                    None => {
-                        match run_op_on_registers(code, *k, regs, stack, &[(*a, moves & 1 != 0)]) {
-                            Ok(v) => v,
-                            Err(e) => fail!(e),
-                        }
-                    }
-                };
-                set_reg(&mut regs[*out as usize], v);
-            }
+            } => match op.eval1(&regs[*a as usize]) {
+                Some(x) => store_plain(&mut regs[*out as usize], x),
+                None => match run_op_on_registers(code, *k, regs, stack, &[(*a, moves & 1 != 0)]) {
+                    Ok(v) => set_reg(&mut regs[*out as usize], v),
+                    Err(e) => fail!(e),
+                },
+            },
             Instr::Copy { dst, src } => {
                 let plain = match &regs[*src as usize] {
                     IValue::Int(x) => Some(Plain::Int(*x)),
@@ -469,7 +429,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
             Instr::JfR { r, target } => match condition(&regs[*r as usize]) {
                 Ok(true) => {}
                 Ok(false) => {
-                    *pc = *target as usize;
+                    pc = *target as usize;
                     continue;
                 }
                 Err(e) => fail!(e),
@@ -497,19 +457,19 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 match c {
                     Ok(true) => {}
                     Ok(false) => {
-                        *pc = *t as usize;
+                        pc = *t as usize;
                         continue;
                     }
                     Err(e) => fail!(e),
                 }
             }
             Instr::Jmp(t) => {
-                *pc = *t as usize;
+                pc = *t as usize;
                 continue;
             }
             Instr::LoopGuard { i, max, cond, exit } => {
                 if !loop_continues(regs, *i, *max, *cond) {
-                    *pc = *exit as usize;
+                    pc = *exit as usize;
                     continue;
                 }
             }
@@ -517,7 +477,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 let iv = regs[*i as usize].as_int().unwrap_or(0);
                 set_reg(&mut regs[*i as usize], IValue::Int(iv.wrapping_add(1)));
                 // Run the guard at `top` here rather than dispatching to it.
-                *pc = match code.instructions.get(*top as usize) {
+                pc = match code.instructions.get(*top as usize) {
                     Some(&Instr::LoopGuard { i, max, cond, exit }) => {
                         if loop_continues(regs, i, max, cond) {
                             *top as usize + 1
@@ -530,7 +490,8 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 continue;
             }
             Instr::Call(..) | Instr::CallMethod(..) | Instr::Ret | Instr::Wait => {
-                return Exit::Switch
+                *pc_out = pc;
+                return Exit::Switch;
             }
             Instr::Fork(k, n) => {
                 let Some(at) = stack.len().checked_sub(*n as usize) else {
@@ -548,7 +509,7 @@ fn run_frame(code: &Code, pc: &mut usize, regs: &mut [IValue], stack: &mut Stack
                 }
             }
         }
-        *pc += 1;
+        pc += 1;
     }
 }
 

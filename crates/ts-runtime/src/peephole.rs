@@ -18,6 +18,8 @@
 //!    `k` [`Instr::Copy`] / [`Instr::MoveTo`] (a parallel assignment, as at a loop's back edge).
 //! 7. `DROPR(r)` right before a `COPY`/`MOVETO` into `r` from another register → the copy alone
 //!    (the overwrite releases the old value at the same point).
+//! 8. `JMP(t)` to a `LOOPNEXT` → that `LOOPNEXT` (the end of an `if` branch that closes a
+//!    loop body, where the jump would only reach the back edge).
 
 use std::sync::Arc;
 
@@ -48,7 +50,7 @@ type Rule = fn(&Code, &Facts, &[Instr]) -> Option<Rewrite>;
 
 /// Applies every rule to `code`.
 pub fn optimize(code: &mut Code) {
-    let rules: [Rule; 8] = [
+    let rules: [Rule; 9] = [
         constant_int_store,
         store_move_store,
         fast_op,
@@ -57,6 +59,7 @@ pub fn optimize(code: &mut Code) {
         store_move,
         parallel_copy,
         drop_before_overwrite,
+        jump_to_back_edge,
     ];
     for rule in rules {
         apply(code, rule);
@@ -327,6 +330,20 @@ fn drop_before_overwrite(_: &Code, _: &Facts, w: &[Instr]) -> Option<Rewrite> {
                 node_of: 1,
             })
         }
+        _ => None,
+    }
+}
+
+fn jump_to_back_edge(code: &Code, _: &Facts, w: &[Instr]) -> Option<Rewrite> {
+    match w {
+        [Instr::Jmp(t), ..] => match code.instructions.get(*t as usize) {
+            Some(next @ Instr::LoopNext { .. }) => Some(Rewrite {
+                consumed: 1,
+                with: vec![next.clone()],
+                node_of: 0,
+            }),
+            _ => None,
+        },
         _ => None,
     }
 }
