@@ -6,8 +6,14 @@
 //! GELU output that was about as costly as the GELU itself. Only blocks of at least
 //! [`MIN_BYTES`] are cached, exact-size matches only, at most [`MAX_TOTAL_BYTES`] in all (the
 //! oldest are released first); `TSRS_BUFFER_CACHE=0` turns the cache off.
+//!
+//! Small blocks (up to [`SMALL_MAX_BYTES`]) are kept apart, in a per-thread free list per size,
+//! a few of each: a loop of small-tensor operators frees and allocates the same few sizes on
+//! every operator, and the C allocator's aligned allocation (`memalign`: over-allocate, split
+//! and later re-merge the pieces) was a sixth of such an operator's time.
 
 use std::alloc::{dealloc, Layout};
+use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
@@ -19,6 +25,84 @@ use parking_lot::Mutex;
 pub(crate) const MIN_BYTES: usize = 128 << 10;
 /// The most bytes kept in the cache.
 pub(crate) const MAX_TOTAL_BYTES: usize = 256 << 20;
+
+/// Largest block kept in the per-thread small-block lists.
+pub(crate) const SMALL_MAX_BYTES: usize = 4096;
+/// Size step of the small-block lists: tensor buffers are allocated in multiples of it.
+const SMALL_STEP: usize = 64;
+/// Blocks kept per small size and thread.
+const SMALL_PER_SIZE: usize = 8;
+
+/// One thread's freed small blocks, by size (`SMALL_STEP`, `2 * SMALL_STEP`, ...), all with
+/// alignment `SMALL_STEP`.
+struct SmallBlocks {
+    lists: Vec<Vec<NonNull<u8>>>,
+}
+
+impl SmallBlocks {
+    /// The list for `layout`, when it is a small-block layout.
+    fn list(&mut self, layout: Layout) -> Option<&mut Vec<NonNull<u8>>> {
+        let small = layout.align() == SMALL_STEP
+            && layout.size().is_multiple_of(SMALL_STEP)
+            && (SMALL_STEP..=SMALL_MAX_BYTES).contains(&layout.size());
+        if !small {
+            return None;
+        }
+        if self.lists.is_empty() {
+            self.lists = (0..SMALL_MAX_BYTES / SMALL_STEP)
+                .map(|_| Vec::new())
+                .collect();
+        }
+        self.lists.get_mut(layout.size() / SMALL_STEP - 1)
+    }
+}
+
+impl Drop for SmallBlocks {
+    fn drop(&mut self) {
+        for (i, list) in self.lists.iter().enumerate() {
+            let size = (i + 1) * SMALL_STEP;
+            for p in list {
+                // SAFETY: the list holds blocks allocated with this size and `SMALL_STEP`
+                // alignment, owned by the list alone.
+                unsafe {
+                    dealloc(
+                        p.as_ptr(),
+                        Layout::from_size_align_unchecked(size, SMALL_STEP),
+                    )
+                };
+            }
+        }
+    }
+}
+
+thread_local! {
+    static SMALL: RefCell<SmallBlocks> = const { RefCell::new(SmallBlocks { lists: Vec::new() }) };
+}
+
+/// A freed small block of exactly `layout` kept by this thread, if there is one.
+fn take_small(layout: Layout) -> Option<NonNull<u8>> {
+    SMALL
+        .try_with(|s| s.try_borrow_mut().ok()?.list(layout)?.pop())
+        .ok()
+        .flatten()
+}
+
+/// Keeps a small block for this thread's next allocation of its size; gives it back when it
+/// is not a small-block layout or that size's list is full.
+fn keep_small(ptr: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+    let kept = SMALL
+        .try_with(|s| {
+            let mut s = s.try_borrow_mut().ok()?;
+            let list = s.list(layout)?;
+            (list.len() < SMALL_PER_SIZE).then(|| list.push(ptr))
+        })
+        .ok()
+        .flatten();
+    match kept {
+        Some(()) => None,
+        None => Some(ptr),
+    }
+}
 
 /// A freed block: its pointer and the layout it was allocated with.
 struct Block {
@@ -51,7 +135,7 @@ fn cache() -> Option<&'static Mutex<Cache>> {
 /// whatever the previous tensor left).
 pub(crate) fn take(layout: Layout) -> Option<NonNull<u8>> {
     if layout.size() < MIN_BYTES {
-        return None;
+        return cache().and_then(|_| take_small(layout));
     }
     let mut c = cache()?.lock();
     let i = c.blocks.iter().rposition(|b| b.layout == layout)?;
@@ -67,6 +151,13 @@ pub(crate) fn take(layout: Layout) -> Option<NonNull<u8>> {
 /// `ptr` must have been allocated by the global allocator with `layout`, and nothing may use it
 /// afterwards.
 pub(crate) unsafe fn give(ptr: NonNull<u8>, layout: Layout) {
+    if layout.size() <= SMALL_MAX_BYTES && cache().is_some() {
+        if let Some(ptr) = keep_small(ptr, layout) {
+            // SAFETY: forwarded from the caller; the block was not kept.
+            unsafe { dealloc(ptr.as_ptr(), layout) };
+        }
+        return;
+    }
     let keep = layout.size() >= MIN_BYTES && layout.size() <= MAX_TOTAL_BYTES / 4;
     let Some(cache) = cache().filter(|_| keep) else {
         // SAFETY: forwarded from the caller.
@@ -113,8 +204,43 @@ mod tests {
             // `give` freed it and it is not touched).
             unsafe { dealloc(p.as_ptr(), layout) };
         }
-        let small = Layout::from_size_align(4096, 64).unwrap();
+        let small = Layout::from_size_align(MIN_BYTES - 64, 64).unwrap();
         assert_eq!(take(small), None);
+    }
+
+    #[test]
+    fn small_blocks_are_reused_by_their_thread_a_few_per_size() {
+        let layout = Layout::from_size_align(SMALL_MAX_BYTES - SMALL_STEP * 3, SMALL_STEP).unwrap();
+        let blocks: Vec<NonNull<u8>> = (0..SMALL_PER_SIZE + 2)
+            // SAFETY: a non-zero layout.
+            .map(|_| NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap())
+            .collect();
+        for &p in &blocks {
+            // SAFETY: allocated with `layout` above and not used again.
+            unsafe { give(p, layout) };
+        }
+        if cache().is_none() {
+            assert_eq!(take(layout), None);
+            return;
+        }
+        // The list keeps the first `SMALL_PER_SIZE` (the rest were freed), newest first.
+        let mut back = Vec::new();
+        while let Some(p) = take(layout) {
+            back.push(p);
+        }
+        let kept: Vec<NonNull<u8>> = blocks[..SMALL_PER_SIZE].iter().rev().copied().collect();
+        assert_eq!(back, kept);
+        // Another thread has its own (empty) list.
+        std::thread::spawn(move || assert_eq!(take(layout), None))
+            .join()
+            .unwrap();
+        // A block of another alignment is never a small block.
+        let odd = Layout::from_size_align(SMALL_STEP, 16).unwrap();
+        assert_eq!(take(odd), None);
+        for p in back {
+            // SAFETY: taken back from the list, so ours; allocated with `layout`.
+            unsafe { dealloc(p.as_ptr(), layout) };
+        }
     }
 
     #[test]

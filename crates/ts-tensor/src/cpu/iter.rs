@@ -56,6 +56,19 @@ impl<const N: usize> ElementwiseIter<N> {
                 inputs.len()
             )));
         }
+        if let Out::New(dt) = out {
+            if dt == kernel_dtype {
+                if let Some(it) = Self::flat(kernel_dtype, inputs)? {
+                    return Ok(it);
+                }
+            }
+        }
+        Self::general(out, kernel_dtype, inputs)
+    }
+
+    /// Builds any iteration: broadcasts the inputs, orders the dimensions, and makes or checks
+    /// the output.
+    fn general(out: Out<'_>, kernel_dtype: DType, inputs: &[&Tensor]) -> Result<Self> {
         let metas: SmallVec<[TensorMeta; 4]> = inputs.iter().map(|t| t.meta_snapshot()).collect();
         let mut shape: Dims = SmallVec::new();
         for m in &metas {
@@ -152,6 +165,48 @@ impl<const N: usize> ElementwiseIter<N> {
         })
     }
 
+    /// The common case, built without the general broadcasting and reordering: a new output
+    /// of the kernel's dtype and inputs that are all row-major with the strides a fresh tensor
+    /// of one shape has, or zero-dimensional (broadcast). The iteration is one flat run and the
+    /// output is row-major, as the general path would make it. `None` when the inputs differ.
+    fn flat(kernel_dtype: DType, inputs: &[&Tensor]) -> Result<Option<Self>> {
+        let mut shape: Option<Dims> = None;
+        let mut ops: [LoopOperand; N] = std::array::from_fn(|_| LoopOperand {
+            ptr: SendPtr(std::ptr::null_mut()),
+            strides: SmallVec::from_elem(0, 1),
+        });
+        for (t, op) in inputs.iter().zip(ops.iter_mut().skip(1)) {
+            let m = t.meta();
+            if m.sizes.is_empty() {
+                op.ptr = SendPtr(m.data_ptr());
+                continue;
+            }
+            match &shape {
+                None => {
+                    if m.numel() == 0 || !is_row_major(&m.sizes, &m.strides) {
+                        return Ok(None);
+                    }
+                    shape = Some(m.sizes.clone());
+                }
+                Some(s) if *s == m.sizes && is_row_major(&m.sizes, &m.strides) => {}
+                Some(_) => return Ok(None),
+            }
+            op.ptr = SendPtr(m.data_ptr());
+            op.strides[0] = m.dtype.size() as isize;
+        }
+        let shape = shape.unwrap_or_default();
+        let strides = crate::shape::contiguous_strides(&shape);
+        let output = fresh_output(&shape, &strides, kernel_dtype)?;
+        ops[0].ptr = SendPtr(output.meta().data_ptr());
+        ops[0].strides[0] = kernel_dtype.size() as isize;
+        let numel = crate::shape::numel(&shape) as i64;
+        Ok(Some(ElementwiseIter {
+            plan: Plan::new(&[numel], &[0], ops),
+            output,
+            target: None,
+        }))
+    }
+
     /// Finishes: casts a temporary into the caller's output and returns the output tensor.
     pub(crate) fn finish(self) -> Result<Tensor> {
         match self.target {
@@ -162,6 +217,19 @@ impl<const N: usize> ElementwiseIter<N> {
             None => Ok(self.output),
         }
     }
+}
+
+/// Whether `strides` are exactly those of a fresh row-major tensor of `sizes` (size-1
+/// dimensions included, so that the output's strides match the general path's).
+fn is_row_major(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut expect = 1i64;
+    for (&sz, &st) in sizes.iter().zip(strides).rev() {
+        if st != expect {
+            return false;
+        }
+        expect = expect.saturating_mul(sz);
+    }
+    true
 }
 
 /// Strides of `m` broadcast to `shape` (0 where `m` is broadcast).
@@ -487,5 +555,85 @@ pub(crate) mod kernels {
                 pc = pc.wrapping_offset(s[3]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(sizes: &[i64]) -> Tensor {
+        let n = crate::shape::numel(sizes);
+        Tensor::from_vec((0..n).map(|i| i as f32).collect::<Vec<f32>>(), sizes).unwrap()
+    }
+
+    #[test]
+    fn the_flat_path_builds_what_the_general_path_builds() {
+        let scalar = t(&[]);
+        let cases: Vec<Vec<Tensor>> = vec![
+            vec![t(&[4, 4]), t(&[4, 4])],
+            vec![t(&[4, 4]), scalar.clone()],
+            vec![scalar.clone(), t(&[3, 1, 5])],
+            vec![t(&[1, 7]), t(&[1, 7])],
+            vec![scalar.clone(), scalar.clone()],
+            vec![t(&[33])],
+        ];
+        for ins in cases {
+            let refs: Vec<&Tensor> = ins.iter().collect();
+            let n = refs.len() + 1;
+            let (fast, slow) = if n == 2 {
+                let f = ElementwiseIter::<2>::flat(DType::Float32, &refs)
+                    .unwrap()
+                    .unwrap();
+                let g =
+                    ElementwiseIter::<2>::general(Out::New(DType::Float32), DType::Float32, &refs)
+                        .unwrap();
+                (f.output, g.output)
+            } else {
+                let f = ElementwiseIter::<3>::flat(DType::Float32, &refs)
+                    .unwrap()
+                    .unwrap();
+                let g =
+                    ElementwiseIter::<3>::general(Out::New(DType::Float32), DType::Float32, &refs)
+                        .unwrap();
+                (f.output, g.output)
+            };
+            assert_eq!(fast.sizes(), slow.sizes());
+            assert_eq!(fast.strides(), slow.strides());
+        }
+    }
+
+    #[test]
+    fn the_flat_path_declines_other_layouts() {
+        let a = t(&[4, 3]);
+        let declined = [
+            vec![a.transpose(0, 1).unwrap(), t(&[3, 4])],
+            vec![a.clone(), t(&[1, 3])],
+            vec![a.clone(), t(&[3, 4])],
+            vec![t(&[0, 3]), t(&[0, 3])],
+        ];
+        for ins in declined {
+            let refs: Vec<&Tensor> = ins.iter().collect();
+            assert!(ElementwiseIter::<3>::flat(DType::Float32, &refs)
+                .unwrap()
+                .is_none());
+        }
+    }
+
+    #[test]
+    fn flat_results_are_the_elementwise_results() {
+        // An add through the flat path (same shapes, and a 0-dim operand) gives the values.
+        let a = t(&[2, 3]);
+        let b = t(&[2, 3]);
+        let sum = a.add(&b, crate::Scalar::Int(1)).unwrap();
+        assert_eq!(sum.to_vec::<f32>(), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let c = a
+            .add(
+                &Tensor::scalar_tensor(crate::Scalar::Float(0.5), DType::Float32).unwrap(),
+                crate::Scalar::Int(2),
+            )
+            .unwrap();
+        assert_eq!(c.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(c.strides().as_slice(), &[3, 1]);
     }
 }

@@ -94,10 +94,11 @@ impl Tensor {
     /// `to(dtype, copy=copy)`: `self` itself when the dtype already matches and no copy is asked
     /// for, otherwise a converted copy (layout preserved when dense).
     pub fn to_dtype(&self, dtype: DType, copy: bool) -> Result<Tensor> {
-        let m = self.meta_snapshot();
-        if m.dtype == dtype && !copy {
+        // Most calls are no-ops: answer those without copying the metadata.
+        if !copy && self.dtype() == dtype {
             return Ok(self.clone());
         }
+        let m = self.meta_snapshot();
         let strides = preserve_format_strides(&m.sizes, &m.strides);
         let out = Tensor::empty_strided(&m.sizes, &strides, dtype)?;
         copy_into(&out.meta_snapshot(), &m)?;
