@@ -567,6 +567,14 @@ mod tests {
         Tensor::from_vec((0..n).map(|i| i as f32).collect::<Vec<f32>>(), sizes).unwrap()
     }
 
+    /// The outputs the flat and the general path make for a new f32 result of `inputs`.
+    fn both_outputs<const N: usize>(inputs: &[&Tensor]) -> (Tensor, Tensor) {
+        let f32 = DType::Float32;
+        let fast = ElementwiseIter::<N>::flat(f32, inputs).unwrap().unwrap();
+        let slow = ElementwiseIter::<N>::general(Out::New(f32), f32, inputs).unwrap();
+        (fast.output, slow.output)
+    }
+
     #[test]
     fn the_flat_path_builds_what_the_general_path_builds() {
         let scalar = t(&[]);
@@ -580,23 +588,10 @@ mod tests {
         ];
         for ins in cases {
             let refs: Vec<&Tensor> = ins.iter().collect();
-            let n = refs.len() + 1;
-            let (fast, slow) = if n == 2 {
-                let f = ElementwiseIter::<2>::flat(DType::Float32, &refs)
-                    .unwrap()
-                    .unwrap();
-                let g =
-                    ElementwiseIter::<2>::general(Out::New(DType::Float32), DType::Float32, &refs)
-                        .unwrap();
-                (f.output, g.output)
+            let (fast, slow) = if refs.len() == 1 {
+                both_outputs::<2>(&refs)
             } else {
-                let f = ElementwiseIter::<3>::flat(DType::Float32, &refs)
-                    .unwrap()
-                    .unwrap();
-                let g =
-                    ElementwiseIter::<3>::general(Out::New(DType::Float32), DType::Float32, &refs)
-                        .unwrap();
-                (f.output, g.output)
+                both_outputs::<3>(&refs)
             };
             assert_eq!(fast.sizes(), slow.sizes());
             assert_eq!(fast.strides(), slow.strides());
