@@ -4,8 +4,15 @@
 //! same-sized tensor (an elementwise output, a convolution's result, every iteration of a model)
 //! pays a page fault and a kernel zero-fill per page before the kernel writes it: for a 16 MB
 //! GELU output that was about as costly as the GELU itself. Only blocks of at least
-//! [`MIN_BYTES`] are cached, exact-size matches only, at most [`MAX_TOTAL_BYTES`] in all (the
-//! oldest are released first); `TSRS_BUFFER_CACHE=0` turns the cache off.
+//! [`MIN_BYTES`] are cached, at most [`MAX_TOTAL_BYTES`] in all (the oldest are released
+//! first); `TSRS_BUFFER_CACHE=0` turns the cache off.
+//!
+//! A request takes the smallest cached block that holds it and is at most [`FIT_RATIO`] times
+//! its size (the newest of equal ones), not only an exact match: a network's activations
+//! shrink stage by stage, and with exact matches every stage's freed blocks stayed cached,
+//! unused, while the next stage touched fresh pages (a ResNet-18 forward ended with about
+//! 11 MB of such blocks). The pages of a reused block are already resident, so serving a
+//! smaller tensor from it costs no memory.
 //!
 //! Small blocks (up to [`SMALL_MAX_BYTES`]) are kept apart, in a per-thread free list per size,
 //! a few of each: a loop of small-tensor operators frees and allocates the same few sizes on
@@ -25,6 +32,9 @@ use parking_lot::Mutex;
 pub(crate) const MIN_BYTES: usize = 128 << 10;
 /// The most bytes kept in the cache.
 pub(crate) const MAX_TOTAL_BYTES: usize = 256 << 20;
+
+/// A cached block serves requests down to `1 / FIT_RATIO` of its size.
+pub(crate) const FIT_RATIO: usize = 4;
 
 /// Largest block kept in the per-thread small-block lists.
 pub(crate) const SMALL_MAX_BYTES: usize = 4096;
@@ -131,17 +141,37 @@ fn cache() -> Option<&'static Mutex<Cache>> {
         .as_ref()
 }
 
-/// A cached block allocated with exactly `layout`, if there is one (its contents are
-/// whatever the previous tensor left).
-pub(crate) fn take(layout: Layout) -> Option<NonNull<u8>> {
+/// A cached block that holds `layout`, if there is one, with the layout it was allocated
+/// with (at least as large; free it with that one). Its contents are whatever the previous
+/// tensor left.
+pub(crate) fn take(layout: Layout) -> Option<(NonNull<u8>, Layout)> {
     if layout.size() < MIN_BYTES {
-        return cache().and_then(|_| take_small(layout));
+        return cache()
+            .and_then(|_| take_small(layout))
+            .map(|p| (p, layout));
     }
     let mut c = cache()?.lock();
-    let i = c.blocks.iter().rposition(|b| b.layout == layout)?;
+    let i = best_fit(&c.blocks, layout)?;
     let b = c.blocks.remove(i);
-    c.total -= layout.size();
-    Some(b.ptr)
+    c.total -= b.layout.size();
+    Some((b.ptr, b.layout))
+}
+
+/// The index of the block `take` hands out for `layout`: the smallest one of its alignment
+/// that holds it and is at most [`FIT_RATIO`] times as large, the newest among equals.
+fn best_fit(blocks: &[Block], layout: Layout) -> Option<usize> {
+    let fits = |b: &Block| {
+        b.layout.align() == layout.align()
+            && b.layout.size() >= layout.size()
+            && b.layout.size() / FIT_RATIO <= layout.size()
+    };
+    let mut best: Option<(usize, usize)> = None;
+    for (i, b) in blocks.iter().enumerate() {
+        if fits(b) && best.is_none_or(|(_, size)| b.layout.size() <= size) {
+            best = Some((i, b.layout.size()));
+        }
+    }
+    best.map(|(i, _)| i)
 }
 
 /// Returns a block to the cache, or frees it when it is small, the cache is off, or it does not
@@ -188,24 +218,56 @@ mod tests {
 
     #[test]
     fn freed_large_blocks_are_reused_and_small_ones_are_not() {
-        // An odd size no other test allocates, so concurrent tests cannot take the block.
-        let layout = Layout::from_size_align(MIN_BYTES + 64 * 4099, 64).unwrap();
+        // An odd size few other tests come near, so concurrent tests are unlikely to take it;
+        // if one does, the block is simply not seen again here.
+        let layout = Layout::from_size_align(40 << 20 | 64 * 4099, 64).unwrap();
         // SAFETY: a non-zero layout; the block is handed to the cache and not used again.
         let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
         // SAFETY: allocated with `layout` just above.
         unsafe { give(p, layout) };
-        if cache().is_some() {
-            assert_eq!(take(layout), Some(p));
+        let back = take(layout);
+        if cache().is_none() {
+            assert_eq!(back, None);
         }
-        let again = take(layout);
-        assert_eq!(again, None);
-        if cache().is_some() {
-            // SAFETY: `p` was taken back from the cache, so it is ours (with the cache off,
-            // `give` freed it and it is not touched).
-            unsafe { dealloc(p.as_ptr(), layout) };
+        if let Some((q, got)) = back {
+            assert!(got.size() >= layout.size() && got.align() == layout.align());
+            // SAFETY: a block taken from the cache is ours, allocated with `got`.
+            unsafe { dealloc(q.as_ptr(), got) };
         }
         let small = Layout::from_size_align(MIN_BYTES - 64, 64).unwrap();
         assert_eq!(take(small), None);
+    }
+
+    fn blocks_of(sizes: &[usize]) -> Vec<Block> {
+        sizes
+            .iter()
+            .map(|&size| Block {
+                ptr: NonNull::dangling(),
+                layout: Layout::from_size_align(size, 64).unwrap(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_request_takes_the_smallest_block_that_holds_it_within_the_ratio() {
+        let mb = 1 << 20;
+        let blocks = blocks_of(&[8 * mb, 2 * mb, 3 * mb, 2 * mb, mb]);
+        let want = |size: usize| Layout::from_size_align(size, 64).unwrap();
+        // Exact matches win, the newest of equal blocks first.
+        assert_eq!(best_fit(&blocks, want(2 * mb)), Some(3));
+        assert_eq!(best_fit(&blocks, want(mb)), Some(4));
+        // Otherwise the smallest block that holds the request.
+        assert_eq!(best_fit(&blocks, want(2 * mb + 64)), Some(2));
+        assert_eq!(best_fit(&blocks, want(4 * mb)), Some(0));
+        // Nothing holds a larger request.
+        assert_eq!(best_fit(&blocks, want(9 * mb)), None);
+        // A block more than FIT_RATIO times the request is left for a larger one.
+        let big = blocks_of(&[8 * mb]);
+        assert_eq!(best_fit(&big, want(2 * mb)), Some(0));
+        assert_eq!(best_fit(&big, want(2 * mb - 64)), None);
+        // Another alignment never matches.
+        let odd = Layout::from_size_align(2 * mb, 128).unwrap();
+        assert_eq!(best_fit(&blocks, odd), None);
     }
 
     #[test]
@@ -225,7 +287,8 @@ mod tests {
         }
         // The list keeps the first `SMALL_PER_SIZE` (the rest were freed), newest first.
         let mut back = Vec::new();
-        while let Some(p) = take(layout) {
+        while let Some((p, got)) = take(layout) {
+            assert_eq!(got, layout);
             back.push(p);
         }
         let kept: Vec<NonNull<u8>> = blocks[..SMALL_PER_SIZE].iter().rev().copied().collect();
@@ -255,9 +318,9 @@ mod tests {
         if let Some(c) = cache() {
             assert!(c.lock().total <= MAX_TOTAL_BYTES);
         }
-        while let Some(p) = take(layout) {
-            // SAFETY: taken from the cache, allocated with `layout`.
-            unsafe { dealloc(p.as_ptr(), layout) };
+        while let Some((p, got)) = take(layout) {
+            // SAFETY: taken from the cache, allocated with `got`.
+            unsafe { dealloc(p.as_ptr(), got) };
         }
     }
 }

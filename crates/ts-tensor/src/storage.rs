@@ -73,16 +73,19 @@ impl Storage {
                 "DefaultCPUAllocator: not enough memory: you tried to allocate {nbytes} bytes."
             ))
         };
-        let layout =
+        let mut layout =
             Layout::from_size_align(nbytes.div_ceil(ALIGN) * ALIGN, ALIGN).map_err(|_| oom())?;
         let ptr = if layout.size() == 0 {
             // A dangling, aligned pointer: never dereferenced because the size is 0.
             NonNull::new(ALIGN as *mut u8).ok_or_else(oom)?
-        } else if let Some(p) = crate::buffer_cache::take(layout) {
+        } else if let Some((p, block)) = crate::buffer_cache::take(layout) {
             if zero {
-                // SAFETY: the cached block holds `layout.size()` bytes and is ours alone.
+                // SAFETY: the cached block holds at least `layout.size()` bytes and is ours
+                // alone.
                 unsafe { std::ptr::write_bytes(p.as_ptr(), 0, layout.size()) };
             }
+            // The block may be larger than asked for; it is freed with its own layout.
+            layout = block;
             p
         } else {
             // SAFETY: the layout has a non-zero size. Zeroed allocation lets the system hand out
