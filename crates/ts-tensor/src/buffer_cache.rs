@@ -220,7 +220,7 @@ mod tests {
     fn freed_large_blocks_are_reused_and_small_ones_are_not() {
         // An odd size few other tests come near, so concurrent tests are unlikely to take it;
         // if one does, the block is simply not seen again here.
-        let layout = Layout::from_size_align(40 << 20 | 64 * 4099, 64).unwrap();
+        let layout = Layout::from_size_align((40 << 20) + 64 * 4099, 64).unwrap();
         // SAFETY: a non-zero layout; the block is handed to the cache and not used again.
         let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
         // SAFETY: allocated with `layout` just above.
