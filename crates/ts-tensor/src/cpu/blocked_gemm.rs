@@ -67,6 +67,8 @@ pub(crate) trait GemmFloat:
     const ZERO: Self;
     /// One.
     const ONE: Self;
+    /// `self * a + b` rounded once (an FMA instruction where the caller enables one).
+    fn fma(self, a: Self, b: Self) -> Self;
     /// The micro-kernels this CPU can run, fastest first.
     fn kernels() -> Vec<Kernel<Self>>;
     /// The fastest kernel, detected once.
@@ -329,6 +331,10 @@ macro_rules! gemm_float {
         impl GemmFloat for $T {
             const ZERO: $T = 0.0;
             const ONE: $T = 1.0;
+            #[inline(always)]
+            fn fma(self, a: $T, b: $T) -> $T {
+                self.mul_add(a, b)
+            }
             fn kernels() -> Vec<Kernel<$T>> {
                 #[allow(unused_mut)]
                 let mut v: Vec<Kernel<$T>> = Vec::new();
@@ -681,6 +687,10 @@ unsafe fn gemm_impl<T: GemmFloat>(
     if p.k == 0 {
         // SAFETY: C is valid for `m x n` (caller contract).
         unsafe { scale_c(p) };
+        return true;
+    }
+    // SAFETY: forwarded from the caller.
+    if pre.a.is_none() && pre.b.is_none() && unsafe { crate::cpu::gemv::try_gemv(p, threads) } {
         return true;
     }
     let work = p.m.saturating_mul(p.n).saturating_mul(p.k);

@@ -36,7 +36,9 @@ pub(crate) fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Resu
     let Some((_, nr)) = blocked_gemm::micro_tile::<f32>() else {
         return Ok(None);
     };
-    if rows == 0 {
+    // One row is a matrix-vector product, which reads the weight in place (`gemv`): packed
+    // panels would only add a copy of the weight.
+    if rows <= 1 {
         return Ok(None);
     }
     let len = n.div_ceil(nr) * nr * k;
@@ -120,7 +122,7 @@ mod tests {
     fn packed_on_the_second_call_and_equal_to_the_general_path() {
         // Remainders of the micro-panel (n) and the micro-tile (rows), several depth blocks.
         for (rows, n, k) in [
-            (1, 1, 1),
+            (2, 1, 1),
             (5, 47, 3),
             (64, 49, 300),
             (17, 96, 1000),
@@ -178,5 +180,10 @@ mod tests {
         assert!(linear(&x, &w, Some(&bad_bias)).unwrap().is_none());
         let empty = Tensor::zeros(&[0, 3], DType::Float32).unwrap();
         assert!(linear(&empty, &w, None).unwrap().is_none());
+        // One row is a matrix-vector product: never packed, however often it is seen.
+        let row = ramp(3, &[1, 3], 1.0);
+        for _ in 0..3 {
+            assert!(linear(&row, &w, None).unwrap().is_none());
+        }
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod fastmath;
 pub(crate) mod fft;
 pub(crate) mod gelu;
 pub(crate) mod gemm;
+pub(crate) mod gemv;
 pub(crate) mod im2col;
 pub(crate) mod iter;
 pub(crate) mod linear_packed;
