@@ -160,6 +160,14 @@ pub fn warm_up_operators_in_background() {
         });
 }
 
+/// Sets whether freed large tensor buffers are kept for reuse by later tensors (the default)
+/// or returned to the system at once. Keeping them spares a model called again the page
+/// faults of fresh memory; a program that calls its model once (as `tsrs run` does) turns it
+/// off to hold less memory.
+pub fn set_keep_freed_buffers(keep: bool) {
+    ts_tensor::set_keep_freed_buffers(keep);
+}
+
 /// Seeds the default random generator (as `torch.manual_seed`).
 pub fn manual_seed(seed: u64) {
     ts_tensor::manual_seed(seed);

@@ -5,7 +5,13 @@
 //! pays a page fault and a kernel zero-fill per page before the kernel writes it: for a 16 MB
 //! GELU output that was about as costly as the GELU itself. Only blocks of at least
 //! [`MIN_BYTES`] are cached, at most [`MAX_TOTAL_BYTES`] in all (the oldest are released
-//! first); `TSRS_BUFFER_CACHE=0` turns the cache off.
+//! first); `TSRS_BUFFER_CACHE=0` turns the cache off, and [`set_keep_freed_buffers`] bounds it
+//! to [`ONE_CALL_BYTES`] (a process that calls its model once has no later call to serve).
+//!
+//! Large blocks are anonymous memory mappings of their own ([`alloc`] and [`free`]), not
+//! blocks of the C allocator: glibc raises its `mmap` threshold after the first large free,
+//! after which freed blocks stayed in its heap, resident, whether or not anything reused them
+//! (a one-shot ResNet-18 forward ended with several megabytes of them).
 //!
 //! A request takes the smallest cached block that holds it and is at most [`FIT_RATIO`] times
 //! its size (the newest of equal ones), not only an exact match: a network's activations
@@ -19,9 +25,10 @@
 //! every operator, and the C allocator's aligned allocation (`memalign`: over-allocate, split
 //! and later re-merge the pieces) was a sixth of such an operator's time.
 
-use std::alloc::{dealloc, Layout};
+use std::alloc::{alloc as global_alloc, alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
@@ -131,6 +138,20 @@ struct Cache {
     total: usize,
 }
 
+impl Cache {
+    /// Removes the oldest blocks until at most `bytes` are cached; returns them for freeing
+    /// (outside the lock).
+    fn shrink_to(&mut self, bytes: usize) -> Vec<Block> {
+        let mut evicted = Vec::new();
+        while self.total > bytes && !self.blocks.is_empty() {
+            let old = self.blocks.remove(0);
+            self.total -= old.layout.size();
+            evicted.push(old);
+        }
+        evicted
+    }
+}
+
 fn cache() -> Option<&'static Mutex<Cache>> {
     static CACHE: OnceLock<Option<Mutex<Cache>>> = OnceLock::new();
     CACHE
@@ -139,6 +160,144 @@ fn cache() -> Option<&'static Mutex<Cache>> {
             (!off).then(|| Mutex::new(Cache::default()))
         })
         .as_ref()
+}
+
+/// What the cache holds when freed buffers are not kept for later calls: a network's next
+/// few small activations (a one-shot ResNet-18 forward reuses its later stages' blocks, with
+/// 5,000 fewer page faults than with no cache, ~5 ms), not its early megabyte-sized ones, which
+/// a shrinking network never asks for again.
+pub(crate) const ONE_CALL_BYTES: usize = 1 << 20;
+
+/// Whether freed large blocks are kept for reuse (see [`set_keep_freed_buffers`]).
+static KEEP_FREED: AtomicBool = AtomicBool::new(true);
+
+/// Sets whether freed large tensor buffers are kept for later allocations (the default) or,
+/// beyond [`ONE_CALL_BYTES`] of them, returned to the system at once. Keeping them spares a
+/// model called again the page faults of fresh memory; a process that runs a model once
+/// (`tsrs run`) would only hold them to its end. Turning it off releases what the cache holds
+/// beyond that bound.
+pub fn set_keep_freed_buffers(keep: bool) {
+    KEEP_FREED.store(keep, Ordering::Relaxed);
+    if let Some(cache) = cache() {
+        let evicted = cache.lock().shrink_to(budget());
+        release(evicted);
+    }
+}
+
+/// The most bytes the cache holds under the current setting.
+fn budget() -> usize {
+    if keep_freed() {
+        MAX_TOTAL_BYTES
+    } else {
+        ONE_CALL_BYTES
+    }
+}
+
+/// Frees blocks the cache let go of.
+fn release(blocks: Vec<Block>) {
+    for b in blocks {
+        // SAFETY: cached blocks came from `alloc` with their layouts and were owned by the
+        // cache alone, which has removed them.
+        unsafe { free(b.ptr, b.layout) };
+    }
+}
+
+/// Whether freed large buffers are kept for reuse ([`set_keep_freed_buffers`]); the kernels'
+/// own buffer pools follow it too.
+pub(crate) fn keep_freed() -> bool {
+    KEEP_FREED.load(Ordering::Relaxed)
+}
+
+/// A fresh block for `layout` (non-zero size), zero-filled when `zero`: an anonymous mapping of
+/// its own when it is large (fresh pages are zero without a memset), else from the global
+/// allocator. `None` when the system has no memory for it.
+pub(crate) fn alloc(layout: Layout, zero: bool) -> Option<NonNull<u8>> {
+    if layout.size() >= MIN_BYTES {
+        return mapping::map(layout.size());
+    }
+    // SAFETY: the caller's layout has a non-zero size.
+    NonNull::new(unsafe {
+        if zero {
+            alloc_zeroed(layout)
+        } else {
+            global_alloc(layout)
+        }
+    })
+}
+
+/// Frees a block from [`alloc`].
+///
+/// # Safety
+/// `ptr` must come from [`alloc`] with `layout` (or from [`take`], which hands out its layout),
+/// and nothing may use it afterwards.
+pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
+    if layout.size() >= MIN_BYTES {
+        // SAFETY: forwarded from the caller: a large block is a mapping of `layout.size()`.
+        unsafe { mapping::unmap(ptr, layout.size()) };
+    } else {
+        // SAFETY: forwarded from the caller: a small block came from the global allocator.
+        unsafe { dealloc(ptr.as_ptr(), layout) };
+    }
+}
+
+/// Large blocks as anonymous private mappings (the global allocator under Miri and off Unix).
+mod mapping {
+    use std::ptr::NonNull;
+
+    /// A zero-filled, page-aligned mapping of `len` bytes.
+    #[cfg(all(unix, not(miri)))]
+    pub(super) fn map(len: usize) -> Option<NonNull<u8>> {
+        // SAFETY: a fresh anonymous private mapping: no file, no fixed address, so it cannot
+        // alias any existing memory.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        NonNull::new(p as *mut u8)
+    }
+
+    /// Unmaps a block from [`map`].
+    ///
+    /// # Safety
+    /// `ptr` and `len` must be one mapping from [`map`], unused afterwards.
+    #[cfg(all(unix, not(miri)))]
+    pub(super) unsafe fn unmap(ptr: NonNull<u8>, len: usize) {
+        // SAFETY: forwarded from the caller. Unmapping a whole mapping of ours cannot fail.
+        unsafe { libc::munmap(ptr.as_ptr() as *mut libc::c_void, len) };
+    }
+
+    /// The layout of a large block from the global allocator.
+    #[cfg(not(all(unix, not(miri))))]
+    fn layout(len: usize) -> std::alloc::Layout {
+        // A page alignment, like a mapping's; `len` came from a valid layout.
+        std::alloc::Layout::from_size_align(len, 4096).expect("block layout")
+    }
+
+    /// A zero-filled, page-aligned block of `len` bytes.
+    #[cfg(not(all(unix, not(miri))))]
+    pub(super) fn map(len: usize) -> Option<NonNull<u8>> {
+        // SAFETY: `len` is non-zero (at least `MIN_BYTES`).
+        NonNull::new(unsafe { std::alloc::alloc_zeroed(layout(len)) })
+    }
+
+    /// Frees a block from [`map`].
+    ///
+    /// # Safety
+    /// `ptr` and `len` must be one block from [`map`], unused afterwards.
+    #[cfg(not(all(unix, not(miri))))]
+    pub(super) unsafe fn unmap(ptr: NonNull<u8>, len: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout(len)) };
+    }
 }
 
 /// A cached block that holds `layout`, if there is one, with the layout it was allocated
@@ -178,8 +337,8 @@ fn best_fit(blocks: &[Block], layout: Layout) -> Option<usize> {
 /// fit (older blocks are freed to make room).
 ///
 /// # Safety
-/// `ptr` must have been allocated by the global allocator with `layout`, and nothing may use it
-/// afterwards.
+/// `ptr` must have been allocated by [`alloc`] with `layout` (or taken from the cache with it),
+/// and nothing may use it afterwards.
 pub(crate) unsafe fn give(ptr: NonNull<u8>, layout: Layout) {
     if layout.size() <= SMALL_MAX_BYTES && cache().is_some() {
         if let Some(ptr) = keep_small(ptr, layout) {
@@ -188,28 +347,21 @@ pub(crate) unsafe fn give(ptr: NonNull<u8>, layout: Layout) {
         }
         return;
     }
-    let keep = layout.size() >= MIN_BYTES && layout.size() <= MAX_TOTAL_BYTES / 4;
+    let budget = budget();
+    let keep = layout.size() >= MIN_BYTES && layout.size() <= (MAX_TOTAL_BYTES / 4).min(budget);
     let Some(cache) = cache().filter(|_| keep) else {
         // SAFETY: forwarded from the caller.
-        unsafe { dealloc(ptr.as_ptr(), layout) };
+        unsafe { free(ptr, layout) };
         return;
     };
-    let mut evicted = Vec::new();
-    {
+    let evicted = {
         let mut c = cache.lock();
-        while c.total + layout.size() > MAX_TOTAL_BYTES && !c.blocks.is_empty() {
-            let old = c.blocks.remove(0);
-            c.total -= old.layout.size();
-            evicted.push(old);
-        }
+        let evicted = c.shrink_to(budget - layout.size());
         c.blocks.push(Block { ptr, layout });
         c.total += layout.size();
-    }
-    for b in evicted {
-        // SAFETY: cached blocks came from the global allocator with their layouts and are
-        // owned by the cache alone.
-        unsafe { dealloc(b.ptr.as_ptr(), b.layout) };
-    }
+        evicted
+    };
+    release(evicted);
 }
 
 #[cfg(test)]
@@ -221,8 +373,8 @@ mod tests {
         // An odd size few other tests come near, so concurrent tests are unlikely to take it;
         // if one does, the block is simply not seen again here.
         let layout = Layout::from_size_align((40 << 20) + 64 * 4099, 64).unwrap();
-        // SAFETY: a non-zero layout; the block is handed to the cache and not used again.
-        let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
+        // The block is handed to the cache and not used again.
+        let p = alloc(layout, false).unwrap();
         // SAFETY: allocated with `layout` just above.
         unsafe { give(p, layout) };
         let back = take(layout);
@@ -232,10 +384,26 @@ mod tests {
         if let Some((q, got)) = back {
             assert!(got.size() >= layout.size() && got.align() == layout.align());
             // SAFETY: a block taken from the cache is ours, allocated with `got`.
-            unsafe { dealloc(q.as_ptr(), got) };
+            unsafe { free(q, got) };
         }
         let small = Layout::from_size_align(MIN_BYTES - 64, 64).unwrap();
         assert_eq!(take(small), None);
+    }
+
+    #[test]
+    fn fresh_blocks_are_zeroed_when_asked_and_freed_by_their_size() {
+        // Below and above `MIN_BYTES`: the global allocator, then a mapping of its own.
+        for size in [4096, MIN_BYTES, MIN_BYTES * 3 + 64] {
+            let layout = Layout::from_size_align(size, 64).unwrap();
+            let p = alloc(layout, true).unwrap();
+            assert_eq!(p.as_ptr() as usize % 64, 0);
+            // SAFETY: a fresh block of `size` bytes, ours alone.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), size) };
+            assert!(bytes.iter().all(|&b| b == 0));
+            bytes.fill(7);
+            // SAFETY: allocated with `layout` just above and not used again.
+            unsafe { free(p, layout) };
+        }
     }
 
     fn blocks_of(sizes: &[usize]) -> Vec<Block> {
@@ -310,8 +478,8 @@ mod tests {
     fn the_cache_stays_bounded() {
         let layout = Layout::from_size_align(MAX_TOTAL_BYTES / 4 - 64 * 7, 64).unwrap();
         for _ in 0..6 {
-            // SAFETY: a non-zero layout; the block is handed to the cache.
-            let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
+            // The block is handed to the cache.
+            let p = alloc(layout, false).unwrap();
             // SAFETY: allocated with `layout` just above.
             unsafe { give(p, layout) };
         }
@@ -320,7 +488,7 @@ mod tests {
         }
         while let Some((p, got)) = take(layout) {
             // SAFETY: taken from the cache, allocated with `got`.
-            unsafe { dealloc(p.as_ptr(), got) };
+            unsafe { free(p, got) };
         }
     }
 }

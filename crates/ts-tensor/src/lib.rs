@@ -29,6 +29,7 @@ pub mod storage;
 pub mod tensor;
 pub mod threads;
 
+pub use buffer_cache::set_keep_freed_buffers;
 pub use complex::{Complex, Complex32, Complex64};
 pub use config::{default_dtype, set_default_dtype};
 pub use device::Device;

@@ -1,6 +1,6 @@
 //! Reference-counted, untyped tensor memory shared by every view of it.
 
-use std::alloc::{alloc, alloc_zeroed, Layout};
+use std::alloc::Layout;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -28,8 +28,8 @@ struct StorageImpl {
 impl Drop for StorageImpl {
     fn drop(&mut self) {
         if self.owner.is_none() && self.layout.size() != 0 {
-            // SAFETY: `ptr` was returned by `alloc_zeroed(self.layout)` or `alloc(self.layout)`
-            // (possibly through the buffer cache) and is released only here.
+            // SAFETY: `ptr` was returned by `buffer_cache::alloc(self.layout)` (possibly through
+            // the cache) and is released only here.
             unsafe { crate::buffer_cache::give(self.ptr, self.layout) };
         }
     }
@@ -88,17 +88,10 @@ impl Storage {
             layout = block;
             p
         } else {
-            // SAFETY: the layout has a non-zero size. Zeroed allocation lets the system hand out
-            // fresh zero pages without writing them; uninitialized memory is only handed to
-            // callers that overwrite it (see `uninit`).
-            NonNull::new(unsafe {
-                if zero {
-                    alloc_zeroed(layout)
-                } else {
-                    alloc(layout)
-                }
-            })
-            .ok_or_else(oom)?
+            // The layout has a non-zero size. Zeroed allocation lets the system hand out fresh
+            // zero pages without writing them; uninitialized memory is only handed to callers
+            // that overwrite it (see `uninit`).
+            crate::buffer_cache::alloc(layout, zero).ok_or_else(oom)?
         };
         Ok(Storage {
             inner: Arc::new(StorageImpl {

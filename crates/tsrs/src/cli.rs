@@ -206,6 +206,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             no_grad,
         } => {
             let _mode = no_grad.then(torchscript::autograd::no_grad);
+            // One call: no later call reuses freed buffers, so they go back to the system.
+            torchscript::set_keep_freed_buffers(false);
             let mut args = crate::run_command::read_optional_inputs(inputs.as_deref())?;
             args.extend(crate::run_command::random_inputs(&random, seed)?);
             crate::run_command::run(&program, &entry, args, output.as_deref())

@@ -54,6 +54,9 @@ macro_rules! conv_float {
                 $pool.with(|p| p.borrow_mut().pop()).unwrap_or_default()
             }
             fn give_buf(v: Vec<$t>) {
+                if !crate::buffer_cache::keep_freed() {
+                    return;
+                }
                 $pool.with(|p| {
                     let mut p = p.borrow_mut();
                     if p.len() < POOL_BUFS {
