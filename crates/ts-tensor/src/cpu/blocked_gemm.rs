@@ -87,10 +87,20 @@ pub(crate) struct PackBufs<T> {
     b: Vec<T>,
 }
 
+/// Grows `v`'s capacity to exactly `len` elements when it is smaller: `Vec::resize` would
+/// round it up to double, and a reused per-thread buffer keeps (and touches) what it grew to.
+pub(crate) fn reserve_to<T>(v: &mut Vec<T>, len: usize) {
+    if v.capacity() < len {
+        v.reserve_exact(len - v.len());
+    }
+}
+
 /// A 64-byte aligned window of at least `len` elements of `v`.
 fn aligned<T: GemmFloat>(v: &mut Vec<T>, len: usize) -> &mut [T] {
     let lanes = 64 / std::mem::size_of::<T>();
     if v.len() < len + lanes {
+        // Grown exactly: doubling would leave up to twice the buffer on every thread.
+        reserve_to(v, len + lanes);
         v.resize(len + lanes, T::ZERO);
     }
     let off = v.as_ptr().align_offset(64).min(lanes);

@@ -68,6 +68,7 @@ macro_rules! conv_float {
                 $key.with(|cell| match cell.try_borrow_mut() {
                     Ok(mut v) => {
                         if v.len() < len {
+                            crate::cpu::blocked_gemm::reserve_to(&mut v, len);
                             v.resize(len, 0.0);
                         }
                         f(&mut v[..len])
@@ -207,12 +208,13 @@ fn tap_column(g: &Window, wq: usize, kj: usize) -> usize {
 /// of [`padded_dims`] and [`phased_row`]) into `out`, so that every patch row of
 /// [`unfold_tile_packed`] reads in bounds without a test per piece. Large inputs are padded on
 /// `threads` threads (a serial copy of a 64-channel 56 x 56 input was ~5% of the layer's time,
-/// with the other core idle).
+/// with the other core idle). `slack` zeros follow the planes (reads past the last one).
 fn padded_planes<T: Copy + Default + Send + Sync>(
     x: &[T],
     planes: usize,
     g: &Window,
     threads: usize,
+    slack: usize,
     mut out: Vec<T>,
 ) -> Vec<T> {
     let plane = g.h * g.w;
@@ -221,6 +223,9 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
     let pplane = hp * wr;
     let zero = T::default();
     // Every element is written below; a pooled buffer of this length is reused as it is.
+    // Grown exactly: `resize` alone may double the capacity, and the pages it touches stay.
+    out.truncate(planes * pplane);
+    crate::cpu::blocked_gemm::reserve_to(&mut out, planes * pplane + slack);
     out.resize(planes * pplane, zero);
     let pad_one = |(src, dst): (&[T], &mut [T])| {
         let (top, rest) = dst.split_at_mut(g.ph * wr);
@@ -249,6 +254,7 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
     if plane == 0 {
         // An empty input: every tap reads padding.
         out.fill(zero);
+        out.resize(planes * pplane + slack, zero);
         return out;
     }
     let x = &x[..planes * plane];
@@ -261,6 +267,7 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
             .zip(out.chunks_exact_mut(pplane))
             .for_each(pad_one);
     }
+    out.resize(planes * pplane + slack, zero);
     out
 }
 
@@ -661,11 +668,15 @@ fn conv2d_slices<T: ConvFloat>(
         );
     let padded_buf = match packed_nr {
         Some(_) if direct || padded_dims(&g) != (g.h, g.w) || g.sw > 1 => {
-            let mut buf = padded_planes(x, s.n * s.c, &g, threads, T::take_buf());
-            if direct {
-                buf.resize(buf.len() + conv_direct::slack(&g), T::default());
-            }
-            Some(buf)
+            let slack = if direct { conv_direct::slack(&g) } else { 0 };
+            Some(padded_planes(
+                x,
+                s.n * s.c,
+                &g,
+                threads,
+                slack,
+                T::take_buf(),
+            ))
         }
         _ => None,
     };
@@ -702,6 +713,7 @@ fn conv2d_slices<T: ConvFloat>(
                 pack_all,
             );
             if c.is_none() && !lazy_b {
+                crate::cpu::blocked_gemm::reserve_to(&mut wbuf, s.groups * wlen);
                 wbuf.resize(s.groups * wlen, T::default());
                 pack_all(&mut wbuf);
             }
