@@ -94,48 +94,47 @@ pub(crate) unsafe fn try_gemv<T: GemmFloat>(p: &Problem<T>, threads: usize) -> b
 
 simd_dispatch!(fn dot_rows_simd<T: GemmFloat>(x: &[T], w: &[T], ld: usize, out: &mut [T]) = dot_rows;);
 
-/// `out[j] = x . w[j * ld..j * ld + x.len()]` for each `j` (rows of `w` `ld` apart).
+/// `out[j] = x . w[j * ld..j * ld + x.len()]` for each `j` (rows of `w` `ld` apart), [`ROWS`]
+/// rows at a time and the rest one by one.
 #[inline(always)]
 fn dot_rows<T: GemmFloat>(x: &[T], w: &[T], ld: usize, out: &mut [T]) {
     let k = x.len();
-    let mut j = 0;
-    while j + ROWS <= out.len() {
-        let rows: [&[T]; ROWS] = std::array::from_fn(|r| &w[(j + r) * ld..(j + r) * ld + k]);
-        let mut acc = [[T::ZERO; LANES]; ROWS];
-        let body = k / LANES * LANES;
-        for i in (0..body).step_by(LANES) {
-            let xs = &x[i..i + LANES];
-            for (acc, row) in acc.iter_mut().zip(&rows) {
-                let ws = &row[i..i + LANES];
-                for l in 0..LANES {
-                    acc[l] = xs[l].fma(ws[l], acc[l]);
-                }
-            }
-        }
-        for (r, row) in rows.iter().enumerate() {
-            let mut s = lane_sum(&acc[r]);
-            for i in body..k {
-                s = x[i].fma(row[i], s);
-            }
-            out[j + r] = s;
-        }
-        j += ROWS;
+    let row = |j: usize| &w[j * ld..j * ld + k];
+    let whole = out.len() / ROWS * ROWS;
+    for (q, o) in out[..whole].chunks_exact_mut(ROWS).enumerate() {
+        o.copy_from_slice(&dots::<T, ROWS>(
+            x,
+            std::array::from_fn(|r| row(q * ROWS + r)),
+        ));
     }
-    for (jj, o) in out.iter_mut().enumerate().skip(j) {
-        let row = &w[jj * ld..jj * ld + k];
-        let mut acc = [T::ZERO; LANES];
-        let body = k / LANES * LANES;
-        for i in (0..body).step_by(LANES) {
+    for (j, o) in out.iter_mut().enumerate().skip(whole) {
+        *o = dots::<T, 1>(x, [row(j)])[0];
+    }
+}
+
+/// The dot products of `x` with each of `R` rows of its length: `LANES`-wide accumulators, one
+/// independent chain per row sharing each load of `x`, then the tail.
+#[inline(always)]
+fn dots<T: GemmFloat, const R: usize>(x: &[T], rows: [&[T]; R]) -> [T; R] {
+    let k = x.len();
+    let body = k / LANES * LANES;
+    let mut acc = [[T::ZERO; LANES]; R];
+    for i in (0..body).step_by(LANES) {
+        let xs = &x[i..i + LANES];
+        for (acc, row) in acc.iter_mut().zip(&rows) {
+            let ws = &row[i..i + LANES];
             for l in 0..LANES {
-                acc[l] = x[i + l].fma(row[i + l], acc[l]);
+                acc[l] = xs[l].fma(ws[l], acc[l]);
             }
         }
-        let mut s = lane_sum(&acc);
-        for i in body..k {
-            s = x[i].fma(row[i], s);
-        }
-        *o = s;
     }
+    std::array::from_fn(|r| {
+        let mut s = lane_sum(&acc[r]);
+        for i in body..k {
+            s = x[i].fma(rows[r][i], s);
+        }
+        s
+    })
 }
 
 /// The sum of an accumulator's lanes, pairwise (halves added until one lane is left).
