@@ -17,10 +17,11 @@ fn base_names(cd: &ClassDef) -> Vec<String> {
     cd.bases.iter().filter_map(|b| b.dotted_name()).collect()
 }
 
-/// Creates the type of a class definition (so that annotations can name it).
-pub fn declare_class(ctx: &mut CompileCtx, cd: &ClassDef) -> CResult<()> {
+/// Creates the type of a class definition (so that annotations can name it), keeping the
+/// definition (moved, not copied: archive code is mostly class bodies) to set up later.
+pub fn declare_class(ctx: &mut CompileCtx, cd: ClassDef) -> CResult<()> {
     let qualified = format!("{}.{}", ctx.prefix, cd.name.name);
-    let bases = base_names(cd);
+    let bases = base_names(&cd);
     if bases
         .iter()
         .any(|b| b == "NamedTuple" || b == "typing.NamedTuple")
@@ -121,7 +122,7 @@ pub fn declare_class(ctx: &mut CompileCtx, cd: &ClassDef) -> CResult<()> {
         .any(|b| b == "Module" || b == "torch.nn.Module" || b == "nn.Module");
     let c = ClassType::new(qualified.clone(), is_module);
     ctx.cu.register_type(&qualified, Type::class(c));
-    ctx.class_defs_insert(qualified, cd.clone());
+    ctx.class_defs_insert(qualified, cd);
     Ok(())
 }
 
@@ -142,7 +143,7 @@ fn string_list(e: &crate::ast::Expr) -> Vec<String> {
 /// Declares a TorchScript class's methods and compiles `__init__` (which defines attributes).
 /// Classes from an archive declare their attributes in the body instead (`weight : Tensor`,
 /// `__parameters__`, `__buffers__`, `name : Final[int] = 3`).
-pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: &ClassDef) -> CResult<()> {
+pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: ClassDef) -> CResult<()> {
     let Some(t) = ctx.cu.find_type(qualified) else {
         return Ok(());
     };
@@ -166,8 +167,10 @@ pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: &ClassDef) -> CRe
             }
         }
     }
-    for s in &cd.body {
-        match &s.kind {
+    // The methods' definitions move into the pending list (cloning them was a tenth of
+    // loading ResNet-18's code).
+    for s in cd.body {
+        match s.kind {
             StmtKind::Def(d) => {
                 let mname = format!("{qualified}.{}", d.name.name);
                 let f = Function::declare(mname.clone());
@@ -183,7 +186,7 @@ pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: &ClassDef) -> CRe
                         None,
                     ));
                 }
-                ctx.add_pending_method(mname, d.clone(), c.clone());
+                ctx.add_pending_method(mname, d, c.clone());
             }
             StmtKind::Assign {
                 targets,
@@ -191,7 +194,7 @@ pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: &ClassDef) -> CRe
                 value: None,
             } => {
                 if let ExprKind::Name(n) = &targets[0].kind {
-                    let t = type_from_expr(ann, &*ctx)?;
+                    let t = type_from_expr(&ann, &*ctx)?;
                     let is_param = parameters.iter().any(|p| p == n);
                     let is_buffer = buffers.iter().any(|p| p == n);
                     c.add_attribute(n, t, is_param, is_buffer);
@@ -210,15 +213,15 @@ pub fn define_class(ctx: &mut CompileCtx, qualified: &str, cd: &ClassDef) -> CRe
                 if let ExprKind::Subscript(base, _) = &targets[0].kind {
                     if base.dotted_name().as_deref() == Some("__annotations__") {
                         if let Some(key) = subscript_key(&targets[0]) {
-                            let t = type_from_expr(v, &*ctx)?;
+                            let t = type_from_expr(&v, &*ctx)?;
                             c.add_attribute(&key, t, false, false);
                         }
                         continue;
                     }
                 }
-                if let (Some(n), Some(val)) = (name, const_expr(v)) {
+                if let (Some(n), Some(val)) = (name, const_expr(&v)) {
                     let val = match annotation {
-                        Some(ann) => constant_of_annotated_type(val, &type_from_expr(ann, &*ctx)?),
+                        Some(ann) => constant_of_annotated_type(val, &type_from_expr(&ann, &*ctx)?),
                         None => val,
                     };
                     c.add_constant(&n, val);

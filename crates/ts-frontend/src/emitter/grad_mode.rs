@@ -46,8 +46,8 @@ pub fn ensure_no_grad(ctx: &mut CompileCtx) -> CResult<()> {
         "__torch__.torch.autograd.grad_mode".to_string(),
     );
     let mut result = Ok(());
-    for stmt in &program {
-        if let StmtKind::Class(cd) = &stmt.kind {
+    for stmt in program {
+        if let StmtKind::Class(cd) = stmt.kind {
             result = classes::declare_class(ctx, cd);
         }
     }
