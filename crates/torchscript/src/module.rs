@@ -46,8 +46,13 @@ impl Module {
     /// Loads a `torch.jit.save` archive (also the PyTorch 1.0–1.2 `model.json` format).
     pub fn load(path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
-        crate::libraries::ensure_registered();
-        let loaded = ts_serialize::load_script_module(path).map_err(|e| {
+        // The operators are needed from compiling the archive's code on; reading and parsing
+        // it first overlaps a registry build in the background
+        // ([`crate::warm_up_operators_in_background`]).
+        let loaded = ts_serialize::load_script_module_with(path, &mut || {
+            crate::libraries::ensure_registered()
+        })
+        .map_err(|e| {
             // A file that cannot be opened is Python's OSError, as `torch.jit.load` raises.
             let kind = match e {
                 ts_serialize::SerializeError::Io { .. } => ErrorKind::Io,

@@ -14,6 +14,9 @@ pub mod sexpr;
 pub mod stdhash;
 pub mod token;
 
-pub use emitter::{compile_archive_code, compile_into, compile_source};
+pub use emitter::{
+    compile_archive_code, compile_into, compile_parsed_archive_code, compile_source, parse_files,
+    ParsedFiles,
+};
 pub use error::{CResult, CompileError};
 pub use parser::{parse_expression, parse_program};

@@ -53,7 +53,8 @@ pub use archive_writer::ArchiveWriter;
 pub use error::{Result, SerializeError};
 pub use module_export::{module_from_function, save_script_module, save_script_module_bytes};
 pub use module_import::{
-    compile_code, load_archive, load_script_module, load_script_module_bytes, LoadedModule,
+    compile_code, load_archive, load_archive_with, load_script_module, load_script_module_bytes,
+    load_script_module_with, LoadedModule,
 };
 pub use pickle_value::{
     Construction, DictId, GlobalName, ListId, ObjectId, PersistentId, PickleObject, PickleTree,

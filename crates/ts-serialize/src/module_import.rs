@@ -30,6 +30,17 @@ pub fn load_script_module(path: &Path) -> Result<LoadedModule> {
     load_archive(Archive::open(path)?)
 }
 
+/// [`load_script_module`], calling `before_compile` once, after the archive's code is read
+/// and parsed and before it compiles: the first point that needs the operators. A caller that
+/// builds its operator libraries on another thread waits for them there, so that the build
+/// overlaps reading and parsing the archive.
+pub fn load_script_module_with(
+    path: &Path,
+    before_compile: &mut dyn FnMut(),
+) -> Result<LoadedModule> {
+    load_archive_with(Archive::open(path)?, before_compile)
+}
+
 /// Loads an archive held in memory.
 pub fn load_script_module_bytes(bytes: Vec<u8>) -> Result<LoadedModule> {
     load_archive(Archive::from_bytes(bytes)?)
@@ -38,10 +49,19 @@ pub fn load_script_module_bytes(bytes: Vec<u8>) -> Result<LoadedModule> {
 /// Loads an opened archive: the way to load with limits of one's own (for example
 /// `Archive::open(path)?.with_inflate_budget(n)`).
 pub fn load_archive(archive: Archive) -> Result<LoadedModule> {
+    load_archive_with(archive, &mut || {})
+}
+
+/// [`load_archive`] with a `before_compile` call (see [`load_script_module_with`]).
+pub fn load_archive_with(
+    archive: Archive,
+    before_compile: &mut dyn FnMut(),
+) -> Result<LoadedModule> {
     if crate::legacy_import::is_legacy(&archive) {
+        before_compile();
         return crate::legacy_import::load_legacy(archive);
     }
-    import(ScriptArchive::from_archive(archive)?)
+    import(ScriptArchive::from_archive(archive)?, before_compile)
 }
 
 /// `code/__torch__/a/b.py` defines the members of `__torch__.a.b`.
@@ -52,6 +72,14 @@ fn qualifier_of(record: &str) -> Option<String> {
 
 /// Compiles the archive's code into a new unit.
 pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>> {
+    compile_code_with(archive, &mut || {})
+}
+
+/// [`compile_code`], calling `before_compile` between parsing and compiling.
+fn compile_code_with(
+    archive: &mut ScriptArchive,
+    before_compile: &mut dyn FnMut(),
+) -> Result<Arc<CompilationUnit>> {
     let constants = archive.load_constants()?;
     let mut files = Vec::new();
     let records: Vec<String> = archive.code_files().iter().map(|s| s.to_string()).collect();
@@ -80,7 +108,17 @@ pub fn compile_code(archive: &mut ScriptArchive) -> Result<Arc<CompilationUnit>>
         };
         files.push((qualifier, source));
     }
-    compile_sources(&files, constants)
+    let parsed = ts_frontend::parse_files(&files).map_err(code_error)?;
+    before_compile();
+    compile_parsed(parsed, constants)
+}
+
+/// A compile error of the archive's code.
+fn code_error(e: ts_frontend::CompileError) -> SerializeError {
+    SerializeError::Code {
+        record: "code/".to_string(),
+        message: format!("the archive's code does not compile: {e}"),
+    }
 }
 
 /// Compiles archive-mode source files (`(qualifier, source)` pairs) with the constants table
@@ -89,16 +127,24 @@ pub(crate) fn compile_sources(
     files: &[(String, Arc<Source>)],
     constants: Vec<IValue>,
 ) -> Result<Arc<CompilationUnit>> {
+    compile_parsed(
+        ts_frontend::parse_files(files).map_err(code_error)?,
+        constants,
+    )
+}
+
+/// [`compile_sources`] on files parsed already.
+fn compile_parsed(
+    parsed: ts_frontend::ParsedFiles,
+    constants: Vec<IValue>,
+) -> Result<Arc<CompilationUnit>> {
     let cu = CompilationUnit::new();
     for name in ts_ops::quantized::packed::CUSTOM_CLASSES {
         if let Some(t) = ts_ops::quantized::packed::custom_class_type(name) {
             cu.register_type(name, t);
         }
     }
-    ts_frontend::compile_archive_code(&cu, files, constants).map_err(|e| SerializeError::Code {
-        record: "code/".to_string(),
-        message: format!("the archive's code does not compile: {e}"),
-    })?;
+    ts_frontend::compile_parsed_archive_code(&cu, parsed, constants).map_err(code_error)?;
     // Stored graphs are what PyTorch keeps after compiling: cleaned up.
     for f in cu.functions() {
         if let Some(g) = f.graph() {
@@ -207,8 +253,8 @@ fn tuple_items(v: &IValue) -> Vec<IValue> {
     }
 }
 
-fn import(mut archive: ScriptArchive) -> Result<LoadedModule> {
-    let cu = compile_code(&mut archive)?;
+fn import(mut archive: ScriptArchive, before_compile: &mut dyn FnMut()) -> Result<LoadedModule> {
+    let cu = compile_code_with(&mut archive, before_compile)?;
     let version = archive.version();
     crate::op_upgrade::upgrade_operators(&cu, version);
     let mut types = CompiledTypes { cu: cu.clone() };

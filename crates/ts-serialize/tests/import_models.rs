@@ -88,3 +88,48 @@ fn archives_with_custom_classes_or_bad_code_are_clear_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn the_before_compile_hook_runs_once_between_parsing_and_compiling() {
+    let archive = |code: &[u8]| {
+        let mut w = ts_serialize::ArchiveWriter::new("m").unwrap();
+        w.write_record("version", b"10").unwrap();
+        w.write_record("data.pkl", b"\x80\x02N.").unwrap();
+        w.write_record("code/__torch__.py", code).unwrap();
+        ts_serialize::Archive::from_bytes(w.finish().unwrap()).unwrap()
+    };
+    // Code that parses but does not compile: the hook ran (compiling started after it).
+    let mut calls = 0;
+    let err = ts_serialize::load_archive_with(
+        archive(b"def f(x: int) -> int:\n  return undefined_name\n"),
+        &mut || calls += 1,
+    )
+    .err()
+    .expect("must fail");
+    assert!(err.to_string().contains("does not compile"), "{err}");
+    assert_eq!(calls, 1);
+    // Code that does not parse fails before the hook.
+    let mut calls = 0;
+    let err = ts_serialize::load_archive_with(
+        archive(b"class M(Module):\n  def forward(self, x\n"),
+        &mut || calls += 1,
+    )
+    .err()
+    .expect("must fail");
+    assert!(err.to_string().contains("does not compile"), "{err}");
+    assert_eq!(calls, 0);
+    // A real model: one call, and the module loads.
+    let Some(dir) = cases_dir() else {
+        return;
+    };
+    let model = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("model.pt"))
+        .find(|p| p.exists())
+        .expect("a conformance model");
+    let mut calls = 0;
+    let m = ts_serialize::load_script_module_with(&model, &mut || calls += 1).unwrap();
+    assert!(m.module.class.find_method("forward").is_some());
+    assert_eq!(calls, 1);
+}

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ts_core::{ClassType, Source, SourceRange, TypeRef};
 use ts_ir::{CompilationUnit, Function};
 
-use crate::ast::{ClassDef, Def, Expr, StmtKind};
+use crate::ast::{ClassDef, Def, Expr, Stmt, StmtKind};
 use crate::error::{CResult, CompileError};
 use crate::parser::parse_program;
 use annotations::TypeNames;
@@ -134,7 +134,7 @@ impl CompileCtx {
         }
         if let Some(cd) = self.class_defs.remove(name) {
             self.classes_done.insert(name.to_string());
-            classes::define_class(self, name, &cd)?;
+            classes::define_class(self, name, cd)?;
         }
         Ok(())
     }
@@ -193,24 +193,51 @@ pub fn compile_archive_code(
     files: &[(String, Arc<Source>)],
     constants: Vec<ts_core::IValue>,
 ) -> CResult<()> {
-    let mut ctx = CompileCtx::new(cu.clone());
-    ctx.archive = true;
-    ctx.constants = constants;
-    compile_files(&mut ctx, files)
+    compile_parsed_archive_code(cu, parse_files(files)?, constants)
 }
 
-fn compile_files(ctx: &mut CompileCtx, files: &[(String, Arc<Source>)]) -> CResult<()> {
-    library::register_library(ctx)?;
-    let mut programs = Vec::new();
+/// Source files parsed, each with its qualifier, ready for [`compile_parsed_archive_code`].
+/// Parsing needs no operators, so a loader can parse while the operator registry is still
+/// being built elsewhere, and wait for it only to compile.
+pub struct ParsedFiles(Vec<(String, Vec<Stmt>)>);
+
+/// Parses every file of `files` (qualifier, source).
+pub fn parse_files(files: &[(String, Arc<Source>)]) -> CResult<ParsedFiles> {
+    let mut programs = Vec::with_capacity(files.len());
     for (prefix, src) in files {
         programs.push((prefix.clone(), parse_program(src)?));
     }
+    Ok(ParsedFiles(programs))
+}
+
+/// [`compile_archive_code`] on files parsed already.
+pub fn compile_parsed_archive_code(
+    cu: &Arc<CompilationUnit>,
+    parsed: ParsedFiles,
+    constants: Vec<ts_core::IValue>,
+) -> CResult<()> {
+    let mut ctx = CompileCtx::new(cu.clone());
+    ctx.archive = true;
+    ctx.constants = constants;
+    compile_programs(&mut ctx, parsed)
+}
+
+fn compile_files(ctx: &mut CompileCtx, files: &[(String, Arc<Source>)]) -> CResult<()> {
+    compile_programs(ctx, parse_files(files)?)
+}
+
+fn compile_programs(ctx: &mut CompileCtx, parsed: ParsedFiles) -> CResult<()> {
+    library::register_library(ctx)?;
+    let mut programs = parsed.0;
     // Declare classes first (across every file) so annotations can name them.
-    for (prefix, program) in &programs {
+    for (prefix, program) in &mut programs {
         ctx.prefix = prefix.clone();
-        for stmt in program {
-            if let StmtKind::Class(cd) = &stmt.kind {
-                classes::declare_class(ctx, cd)?;
+        for stmt in program.iter_mut() {
+            if matches!(stmt.kind, StmtKind::Class(_)) {
+                // Taken out (the pass below skips what is left).
+                if let StmtKind::Class(cd) = std::mem::replace(&mut stmt.kind, StmtKind::Pass) {
+                    classes::declare_class(ctx, cd)?;
+                }
             }
         }
     }
