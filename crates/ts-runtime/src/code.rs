@@ -274,6 +274,9 @@ struct Builder<'g> {
     /// Loop-carried params whose register a later value of the body reuses (see
     /// [`Builder::share_carried_registers`]); their register is never dropped as theirs.
     shared: HashSet<ValueId>,
+    /// Constants of loop bodies emitted once, before the graph's first node (see
+    /// [`Builder::hoist_loop_constants`]).
+    hoisted: HashSet<NodeId>,
     cur_node: Option<Arc<NodeInfo>>,
 }
 
@@ -301,6 +304,7 @@ impl<'g> Builder<'g> {
             last_user: HashMap::new(),
             pinned: HashSet::new(),
             shared: HashSet::new(),
+            hoisted: HashSet::new(),
             cur_node: None,
         }
     }
@@ -516,6 +520,7 @@ impl<'g> Builder<'g> {
                 self.emit(Instr::DropR(r));
             }
         }
+        self.hoist_loop_constants(top, false)?;
         self.emit_block(top)?;
         let ret = g.return_node(top);
         let outs = g.block_outputs(top).to_vec();
@@ -527,7 +532,41 @@ impl<'g> Builder<'g> {
 
     fn emit_block(&mut self, b: BlockId) -> Result<(), Error> {
         for n in self.g.block_nodes(b) {
-            self.emit_node(n)?;
+            if !self.hoisted.contains(&n) {
+                self.emit_node(n)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the plain (int, float, bool) constants of loop bodies once, up front, into
+    /// registers nothing moves out of: emitted in place, a constant of an unrolled body
+    /// (`i + 2`, `i + 3`, ...) was an instruction of every iteration. Constants that a block
+    /// returns stay in place (their register may become a carried value's).
+    fn hoist_loop_constants(&mut self, b: BlockId, in_loop: bool) -> Result<(), Error> {
+        let g = self.g;
+        for n in g.block_nodes(b) {
+            let node = g.node(n);
+            let kind = node.kind();
+            if in_loop && kind == prim::Constant {
+                let out = node.outputs()[0];
+                let plain = matches!(**g.value(out).ty(), Type::Int | Type::Float | Type::Bool);
+                let returned = g
+                    .value(out)
+                    .uses()
+                    .iter()
+                    .any(|u| g.node(u.user).kind() == prim::Return);
+                if plain && !returned && g.value(out).has_uses() {
+                    self.emit_node(n)?;
+                    let r = self.reg(out);
+                    self.pinned.insert(r);
+                    self.hoisted.insert(n);
+                }
+            }
+            let inner = in_loop || kind == prim::Loop;
+            for &blk in node.blocks() {
+                self.hoist_loop_constants(blk, inner)?;
+            }
         }
         Ok(())
     }

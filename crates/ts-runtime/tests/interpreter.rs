@@ -255,6 +255,39 @@ fn scalar_ops_fuse_into_register_instructions() {
     }
 }
 
+/// `acc += i + 2` in a loop: the body's constant `2`, and the constant the body returns as
+/// its carried value on one branch.
+const LOOP_CONSTANTS_IR: &str = "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %r : int = prim::Loop(%n, %t, %zero)\n    block0(%i : int, %acc : int):\n      %two : int = prim::Constant[value=2]()\n      %j : int = aten::add(%i, %two)\n      %a : int = aten::add(%acc, %j)\n      %big : bool = aten::gt(%a, %two)\n      %seven : int = prim::Constant[value=7]()\n      %next : int = prim::If(%big)\n        block0():\n          -> (%a)\n        block1():\n          -> (%seven)\n      -> (%t, %next)\n  return (%r)\n";
+
+#[test]
+fn loop_body_constants_are_set_once_before_the_loop() {
+    let g = parse_ir(LOOP_CONSTANTS_IR).unwrap();
+    let code = Code::new(&g, "f").unwrap();
+    let body = loop_body(&code).join("\n");
+    // `2` is read from a register set before the loop; `7`, returned by a block, stays.
+    assert!(!body.contains(", 2)"), "{code}");
+    assert!(body.contains(", 7)"), "{code}");
+    let text = code.to_string();
+    let guard = text.find("LOOPGUARD").unwrap();
+    assert!(
+        text[..guard].contains("SETINT") && text[..guard].contains(", 2)"),
+        "{code}"
+    );
+    // Same results as the reference (and as the unfused code) for several trip counts.
+    let reference = |n: i64| {
+        let mut acc = 0i64;
+        for i in 0..n {
+            let a = acc + i + 2;
+            acc = if a > 2 { a } else { 7 };
+        }
+        acc
+    };
+    for n in [0i64, 1, 2, 5, 17] {
+        let out = run_graph(&g, vec![IValue::Int(n)]).unwrap();
+        assert_eq!(out[0].as_int(), Some(reference(n)), "n = {n}");
+    }
+}
+
 #[test]
 fn a_carried_value_keeps_its_own_register_while_its_old_value_is_read() {
     // `%a` is made while `%acc` is still read by the next node, so `%a` may not take
@@ -405,16 +438,20 @@ fn fused_int_division_by_zero_raises_like_the_generic_operator() {
 
 #[test]
 fn int_constants_stored_in_a_loop_become_set_int() {
-    // An unrolled loop re-stores its index offsets each iteration: `LOADC; STORE` of an int
-    // becomes one `SETINT`, and the fused add reads the register.
+    // An unrolled loop's index offsets: `LOADC; STORE` of an int becomes one `SETINT`, set
+    // once before the loop (see `loop_body_constants_are_set_once_before_the_loop`), and the
+    // fused adds read its register.
     let g = parse_ir(
         "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n  %zero : int = prim::Constant[value=0]()\n  %r : int = prim::Loop(%n, %t, %zero)\n    block0(%i : int, %acc : int):\n      %c : int = prim::Constant[value=3]()\n      %a : int = aten::add(%acc, %c)\n      %b : int = aten::sub(%a, %c)\n      %d : int = aten::add(%b, %c)\n      -> (%t, %d)\n  return (%r)\n",
     )
     .unwrap();
     let code = Code::new(&g, "f").unwrap();
     let body = loop_body(&code).join("\n");
-    assert!(body.contains("SETINT("), "{code}");
-    assert!(!body.contains("LOADC"), "{code}");
+    assert!(code.to_string().contains("SETINT(1, 3)"), "{code}");
+    assert!(
+        !body.contains("SETINT(") && !body.contains("LOADC"),
+        "{code}"
+    );
     for n in [0, 1, 5] {
         assert_eq!(
             run_graph(&g, vec![IValue::Int(n)]).unwrap()[0].as_int(),
