@@ -44,10 +44,9 @@ pub fn run(
     args: Vec<IValue>,
     output: Option<&Path>,
 ) -> Result<(), CliError> {
-    let result = Program::open(program, true)?
-        .entry(entry, program)?
-        .call(args)?;
-    match output {
+    let loaded = Program::open(program, true)?;
+    let result = loaded.entry(entry, program)?.call(args)?;
+    let written = match output {
         Some(out) => {
             data_files::write_output(out, &result).map_err(|e| CliError(format!("error: {e}")))
         }
@@ -55,5 +54,10 @@ pub fn run(
             crate::cli::emit(&format!("{result}\n"));
             Ok(())
         }
-    }
+    };
+    // The process ends next: freeing the model's graphs, code and tensors one by one (1-2 ms
+    // for ResNet-18) would only delay its exit, which returns the memory at once.
+    std::mem::forget(result);
+    std::mem::forget(loaded);
+    written
 }
