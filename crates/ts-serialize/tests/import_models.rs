@@ -98,25 +98,21 @@ fn the_before_compile_hook_runs_once_between_parsing_and_compiling() {
         w.write_record("code/__torch__.py", code).unwrap();
         ts_serialize::Archive::from_bytes(w.finish().unwrap()).unwrap()
     };
+    // The error of loading `code` and how often the hook ran.
+    let failing_load = |code: &[u8]| {
+        let mut calls = 0;
+        let err = ts_serialize::load_archive_with(archive(code), &mut || calls += 1)
+            .err()
+            .expect("must fail");
+        (err.to_string(), calls)
+    };
     // Code that parses but does not compile: the hook ran (compiling started after it).
-    let mut calls = 0;
-    let err = ts_serialize::load_archive_with(
-        archive(b"def f(x: int) -> int:\n  return undefined_name\n"),
-        &mut || calls += 1,
-    )
-    .err()
-    .expect("must fail");
-    assert!(err.to_string().contains("does not compile"), "{err}");
+    let (err, calls) = failing_load(b"def f(x: int) -> int:\n  return undefined_name\n");
+    assert!(err.contains("does not compile"), "{err}");
     assert_eq!(calls, 1);
     // Code that does not parse fails before the hook.
-    let mut calls = 0;
-    let err = ts_serialize::load_archive_with(
-        archive(b"class M(Module):\n  def forward(self, x\n"),
-        &mut || calls += 1,
-    )
-    .err()
-    .expect("must fail");
-    assert!(err.to_string().contains("does not compile"), "{err}");
+    let (err, calls) = failing_load(b"class M(Module):\n  def forward(self, x\n");
+    assert!(err.contains("does not compile"), "{err}");
     assert_eq!(calls, 0);
     // A real model: one call, and the module loads.
     let Some(dir) = cases_dir() else {
