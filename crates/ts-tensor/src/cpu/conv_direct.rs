@@ -1,34 +1,33 @@
-//! Direct convolution for stride-1 f32 layers on AVX-512: the GEMM micro-kernel reads its
-//! `B` rows straight out of the padded input planes instead of an unfolded (im2col) copy.
+//! Direct convolution for stride-1 f32 layers on AVX-512 and AVX2: the GEMM micro-kernel
+//! reads its `B` rows straight out of the padded input planes instead of an unfolded (im2col)
+//! copy.
 //!
 //! The outputs are computed on the padded grid: output `(oy, ox)` sits at `oy * wp + ox`
 //! (`wp` the padded row length, so each row has `wp - ow` discarded columns), and every tap
-//! `(c, ki, kj)` of 48 consecutive grid positions is then 48 consecutive input values, at a
+//! `(c, ki, kj)` of `nr` consecutive grid positions is then `nr` consecutive input values, at a
 //! fixed offset `c * plane + ki * dh * wp + kj * dw` from the first. The unfold this replaces
 //! wrote every input value once per tap (nine times for 3 x 3), about 11% of ResNet-18.
 
 use crate::cpu::conv::ConvFloat;
 use crate::cpu::im2col::Window;
 
-/// Micro-tile rows (output channels) and columns (grid positions) of the kernel.
-pub(super) const MR: usize = 8;
-pub(super) const NR: usize = 48;
-/// Output channels per task.
+/// The widest micro-tile's columns (the slack past the planes covers its reads).
+const MAX_NR: usize = 48;
+/// Output channels per task (rounded down to whole micro-panels).
 const OC_BLOCK: usize = 64;
-/// The deepest block of taps per pass over a tile (as the packed GEMM's `kc`).
-const KC: usize = 512;
+/// Grid columns per task, at most (two AVX-512 panels, six AVX2 ones).
+const TILE_COLS: usize = 96;
 
-/// Whether the direct path runs a stride-1 layer of this geometry: the CPU has the AVX-512
-/// kernel the weights are packed for (`tile` is the packed GEMM's micro-tile), and the
-/// discarded grid columns are at most an eighth of the work.
+/// Whether the direct path runs a stride-1 layer of this geometry: the CPU has a kernel of
+/// the micro-tile the weights are packed for (`tile` is the packed GEMM's), and the discarded
+/// grid columns are at most an eighth of the work.
 pub(super) fn applies(g: &Window, wp: usize, tile: Option<(usize, usize)>) -> bool {
     g.sh == 1
         && g.sw == 1
         && g.ow > 0
         && g.oh > 0
-        && tile == Some((MR, NR))
+        && kernel().is_some_and(|k| tile == Some((k.mr, k.nr)))
         && (wp - g.ow) * 8 <= wp
-        && kernel().is_some()
         && !tiled_by_request()
 }
 
@@ -41,7 +40,7 @@ fn tiled_by_request() -> bool {
 /// Elements a padded input buffer needs past its last plane for [`run`]: the last tile reads
 /// up to a micro-panel past the grid of the last plane.
 pub(super) fn slack(g: &Window) -> usize {
-    NR + (g.kw - 1) * g.dw + 16
+    MAX_NR + (g.kw - 1) * g.dw + 16
 }
 
 /// One convolution problem on the padded planes.
@@ -51,7 +50,7 @@ pub(super) struct Direct<'a> {
     /// Elements per padded plane (`hp * wp`) and the padded row length.
     pub pplane: usize,
     pub wp: usize,
-    /// The group's weights packed as `MR`-row panels of all `kk` taps (one slice per group).
+    /// The group's weights packed as `mr`-row panels of all `kk` taps (one slice per group).
     pub packed_w: &'a [&'a [f32]],
     pub bias: Option<&'a [f32]>,
     pub n: usize,
@@ -84,19 +83,26 @@ impl Direct<'_> {
     /// # Safety
     /// `out` must be valid for `n * o * oh * ow` writes that nothing else touches during the
     /// call; `padded` must hold the planes and slack described on [`Direct`], and the packed
-    /// weights `og.div_ceil(MR) * MR * kk` values each; the CPU must support [`kernel`].
+    /// weights `og.div_ceil(mr) * mr * kk` values each, for the micro-tile of [`kernel`].
     pub(super) unsafe fn run(&self, out: Out, threads: usize) {
         use rayon::prelude::*;
+        let Micro {
+            mr,
+            nr,
+            kc: max_kc,
+            taps: kern,
+        } = kernel().expect("applies() checked the kernel");
+        let oc_block = OC_BLOCK / mr * mr;
         let g = &self.g;
         let (cg, og) = (self.c / self.groups, self.o / self.groups);
         let kk = cg * g.kh * g.kw;
         let grid = g.oh * self.wp;
-        let panels = grid.div_ceil(NR);
-        let ocbs = og.div_ceil(OC_BLOCK);
+        let panels = grid.div_ceil(nr);
+        let ocbs = og.div_ceil(oc_block);
         let outer = self.n * self.groups * ocbs;
-        // Panels per tile: up to 2, fewer while that leaves under 8 tasks per thread (17
-        // tasks of 4 panels on 2 threads left one thread a ninth of the layer alone).
-        let mut per = 2;
+        // Panels per tile: up to `TILE_COLS`, fewer while that leaves under 8 tasks per thread
+        // (17 tasks of 4 panels on 2 threads left one thread a ninth of the layer alone).
+        let mut per = TILE_COLS / nr;
         while per > 1 && outer * panels.div_ceil(per) < 8 * threads {
             per /= 2;
         }
@@ -111,35 +117,34 @@ impl Direct<'_> {
                 })
             })
             .collect();
-        let kern = kernel().expect("applies() checked the kernel");
         let task = |t: usize| {
             let (rest, ti) = (t / tiles, t % tiles);
             let (bg, ob) = (rest / ocbs, rest % ocbs);
             let (b, gi) = (bg / self.groups, bg % self.groups);
-            let (o0, o1) = (ob * OC_BLOCK, ((ob + 1) * OC_BLOCK).min(og));
-            let (t0, t1) = (ti * per * NR, ((ti + 1) * per * NR).min(panels * NR));
+            let (o0, o1) = (ob * oc_block, ((ob + 1) * oc_block).min(og));
+            let (t0, t1) = (ti * per * nr, ((ti + 1) * per * nr).min(panels * nr));
             let cols = t1 - t0;
-            let rows = (o1 - o0).div_ceil(MR) * MR;
+            let rows = (o1 - o0).div_ceil(mr) * mr;
             let base = (b * self.c + gi * cg) * self.pplane + t0;
             let pw = self.packed_w[gi];
             <f32 as ConvFloat>::with_scratch(rows * cols, |cbuf| {
-                let kc_blk = if kk <= KC + KC / 4 {
+                let kc_blk = if kk <= max_kc + max_kc / 4 {
                     kk
                 } else {
-                    kk.div_ceil(kk.div_ceil(KC))
+                    kk.div_ceil(kk.div_ceil(max_kc))
                 };
                 let mut pc = 0;
                 while pc < kk {
                     let kc = kc_blk.min(kk - pc);
-                    for jr in (0..cols).step_by(NR) {
-                        for ir in (o0..o1).step_by(MR) {
-                            // SAFETY: panel `ir / MR` of the packed weights holds `kk` groups of
-                            // `MR` values, so taps `pc..pc + kc` are inside it; every `B` row read
+                    for jr in (0..cols).step_by(nr) {
+                        for ir in (o0..o1).step_by(mr) {
+                            // SAFETY: panel `ir / mr` of the packed weights holds `kk` groups of
+                            // `mr` values, so taps `pc..pc + kc` are inside it; every `B` row read
                             // lies inside `padded` (the grid of this group's planes plus `slack`);
-                            // the C micro-tile is `MR` rows of `NR` inside `cbuf`.
+                            // the C micro-tile is `mr` rows of `nr` inside `cbuf`.
                             unsafe {
                                 kern(
-                                    pw.as_ptr().add(((ir / MR) * kk + pc) * MR),
+                                    pw.as_ptr().add(((ir / mr) * kk + pc) * mr),
                                     self.padded.as_ptr().add(base + jr),
                                     off.as_ptr().add(pc),
                                     kc,
@@ -191,15 +196,37 @@ impl Direct<'_> {
     }
 }
 
-/// The micro-kernel: `C[MR x NR] (=|+=) A-panel x B`, row `q` of B at `b + off[q]`.
-type Kernel = unsafe fn(*const f32, *const f32, *const isize, usize, *mut f32, usize, bool);
+/// A micro-kernel: `C[mr x nr] (=|+=) A-panel x B`, row `q` of B at `b + off[q]`.
+type Taps = unsafe fn(*const f32, *const f32, *const isize, usize, *mut f32, usize, bool);
 
-/// The kernel for this CPU, if it has AVX-512.
-pub(super) fn kernel() -> Option<Kernel> {
+/// A micro-kernel with its tile and deepest block of taps per pass (as the packed GEMM's).
+#[derive(Clone, Copy)]
+pub(super) struct Micro {
+    pub mr: usize,
+    pub nr: usize,
+    kc: usize,
+    taps: Taps,
+}
+
+/// The kernel for this CPU: AVX-512 8 x 48 or AVX2 6 x 16 (the packed GEMM's tiles).
+pub(super) fn kernel() -> Option<Micro> {
     #[cfg(target_arch = "x86_64")]
     {
         if super::simd::has_avx512() {
-            return Some(x86::taps_8x48);
+            return Some(Micro {
+                mr: 8,
+                nr: 48,
+                kc: 512,
+                taps: x86::taps_8x48,
+            });
+        }
+        if super::simd::has_avx2_fma() {
+            return Some(Micro {
+                mr: 6,
+                nr: 16,
+                kc: 256,
+                taps: x86::taps_6x16,
+            });
         }
     }
     None
@@ -209,54 +236,84 @@ pub(super) fn kernel() -> Option<Kernel> {
 mod x86 {
     use std::arch::x86_64::*;
 
-    /// `MR x NR` outputs over `kc` taps: `a` holds `kc` groups of 8 weights, tap `q`'s 48 input
-    /// values start at `b + off[q]`; the tile is stored at `c` (row stride `rsc`), overwriting
-    /// it when `first`, else added to it.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512F and FMA; `a` must hold `8 * kc` values, `off` `kc` offsets
-    /// with 48 readable values at each `b + off[q]`, and `c` 8 rows of 48 writable values.
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    pub(super) unsafe fn taps_8x48(
-        a: *const f32,
-        b: *const f32,
-        off: *const isize,
-        kc: usize,
-        c: *mut f32,
-        rsc: usize,
-        first: bool,
-    ) {
-        // SAFETY: (whole body) the reads and writes stay inside the ranges of the contract.
-        unsafe {
-            let mut acc = [[_mm512_setzero_ps(); 3]; 8];
-            let mut a = a;
-            for q in 0..kc {
-                let bq = b.offset(*off.add(q));
-                let bv = [
-                    _mm512_loadu_ps(bq),
-                    _mm512_loadu_ps(bq.add(16)),
-                    _mm512_loadu_ps(bq.add(32)),
-                ];
-                for (i, row) in acc.iter_mut().enumerate() {
-                    let ai = _mm512_set1_ps(*a.add(i));
-                    for (r, v) in row.iter_mut().zip(bv.iter()) {
-                        *r = _mm512_fmadd_ps(ai, *v, *r);
+    /// Declares a taps kernel of `$mr` rows by `$nv` vectors of `$lanes`.
+    macro_rules! taps_kernel {
+        ($name:ident, $feat:literal, $mr:literal, $nv:literal, $lanes:literal, $zero:ident,
+         $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident) => {
+            /// `mr x nr` outputs over `kc` taps: `a` holds `kc` groups of `mr` weights, tap
+            /// `q`'s `nr` input values start at `b + off[q]`; the tile is stored at `c` (row
+            /// stride `rsc`), overwriting it when `first`, else added to it.
+            ///
+            /// # Safety
+            /// The CPU must have the enabled features; `a` must hold `mr * kc` values, `off`
+            /// `kc` offsets with `nr` readable values at each `b + off[q]`, and `c` `mr` rows
+            /// of `nr` writable values.
+            #[target_feature(enable = $feat)]
+            pub(super) unsafe fn $name(
+                a: *const f32,
+                b: *const f32,
+                off: *const isize,
+                kc: usize,
+                c: *mut f32,
+                rsc: usize,
+                first: bool,
+            ) {
+                // SAFETY: (whole body) the reads and writes stay inside the ranges of the
+                // contract.
+                unsafe {
+                    let mut acc = [[$zero(); $nv]; $mr];
+                    let mut a = a;
+                    for q in 0..kc {
+                        let bq = b.offset(*off.add(q));
+                        let mut bv = [$zero(); $nv];
+                        for (v, slot) in bv.iter_mut().enumerate() {
+                            *slot = $load(bq.add(v * $lanes));
+                        }
+                        for (i, row) in acc.iter_mut().enumerate() {
+                            let ai = $set1(*a.add(i));
+                            for (r, v) in row.iter_mut().zip(bv.iter()) {
+                                *r = $fmadd(ai, *v, *r);
+                            }
+                        }
+                        a = a.add($mr);
+                    }
+                    for (i, row) in acc.iter().enumerate() {
+                        let crow = c.add(i * rsc);
+                        for (v, r) in row.iter().enumerate() {
+                            let p = crow.add($lanes * v);
+                            let r = if first { *r } else { $add($load(p), *r) };
+                            $store(p, r);
+                        }
                     }
                 }
-                a = a.add(8);
             }
-            for (i, row) in acc.iter().enumerate() {
-                let crow = c.add(i * rsc);
-                for (v, r) in row.iter().enumerate() {
-                    let p = crow.add(16 * v);
-                    let r = if first {
-                        *r
-                    } else {
-                        _mm512_add_ps(_mm512_loadu_ps(p), *r)
-                    };
-                    _mm512_storeu_ps(p, r);
-                }
-            }
-        }
+        };
     }
+
+    taps_kernel!(
+        taps_8x48,
+        "avx512f,avx2,fma",
+        8,
+        3,
+        16,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        _mm512_add_ps,
+        _mm512_storeu_ps
+    );
+    taps_kernel!(
+        taps_6x16,
+        "avx2,fma",
+        6,
+        2,
+        8,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps,
+        _mm256_add_ps,
+        _mm256_storeu_ps
+    );
 }
