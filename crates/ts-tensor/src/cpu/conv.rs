@@ -447,6 +447,20 @@ thread_local! {
     static FORCE_UNPACKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Tests set this to run the unfolded tiles where the direct path would apply.
     static FORCE_TILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests set this to read uncached weights in place, as a one-call process does.
+    static FORCE_IN_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked for uncached weights to be read in place on this thread.
+fn force_in_place() -> bool {
+    #[cfg(test)]
+    {
+        FORCE_IN_PLACE.with(|c| c.get())
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
 }
 
 /// Whether a test asked for the unfolded tiles instead of the direct path on this thread.
@@ -702,6 +716,15 @@ fn conv2d_slices<T: ConvFloat>(
     // first (ResNet-18's deep layers hold megabytes each; packing them whole, into fresh
     // pages, was a fifth of a first forward).
     let lazy_b = transposed.is_some() && s.n == 1;
+    // A process that runs its model once (`set_keep_freed_buffers(false)`, as `tsrs run`)
+    // packs no weight it has not cached: the direct kernel reads the weights in place and the
+    // tiled GEMM packs them block by block into its own buffer. Packing a layer whole wrote
+    // fresh pages on every layer (the buffer is not kept in that mode), each page fault
+    // costing more than packing the block again for every tile.
+    let in_place = (!crate::buffer_cache::keep_freed() || force_in_place())
+        && transposed.is_none()
+        && (!direct
+            || crate::cpu::blocked_gemm::micro_tile::<T>().is_some_and(|(mr, _)| og % mr == 0));
     let mut wbuf = T::take_buf();
     let cached = match packed_nr {
         Some(_) if wlen > 0 => {
@@ -712,7 +735,7 @@ fn conv2d_slices<T: ConvFloat>(
                 s.groups * wlen,
                 pack_all,
             );
-            if c.is_none() && !lazy_b {
+            if c.is_none() && !lazy_b && !in_place {
                 crate::cpu::blocked_gemm::reserve_to(&mut wbuf, s.groups * wlen);
                 wbuf.resize(s.groups * wlen, T::default());
                 pack_all(&mut wbuf);
@@ -721,9 +744,9 @@ fn conv2d_slices<T: ConvFloat>(
         }
         _ => None,
     };
-    let all_w: &[T] = match (&cached, lazy_b) {
+    let all_w: &[T] = match (&cached, lazy_b || in_place) {
         (Some(v), _) => &v[..],
-        // Nothing packed: the GEMM reads the weights (`wbuf` holds a previous call's data).
+        // Nothing packed: the kernels read the weights (`wbuf` holds a previous call's data).
         (None, true) => &[],
         (None, false) => &wbuf[..],
     };
@@ -809,6 +832,7 @@ fn conv2d_slices<T: ConvFloat>(
             pplane: padded_dims(&g).0 * phased_row(&g).1,
             wp: phased_row(&g).1,
             packed_w: &weights,
+            weights: f32s(w),
             bias: bias.map(f32s),
             n: s.n,
             c: s.c,
@@ -819,7 +843,8 @@ fn conv2d_slices<T: ConvFloat>(
         // SAFETY: the output is a fresh contiguous `[n, o, oh, ow]` f32 tensor (checked by
         // the caller) that only this call writes; `padded` holds every image's padded planes
         // plus the slack, the weights are packed for the direct kernel's micro-tile
-        // (`conv_direct::applies` checked the kernel and its tile).
+        // (`conv_direct::applies` checked the kernel and its tile) or, none packed, `w` holds
+        // all `[o, kk]` of them with `og` a multiple of the tile's rows (`in_place`).
         unsafe { problem.run(conv_direct::Out(out.get() as *mut f32), threads) };
         drop(weights);
         drop(packed_w);
@@ -872,7 +897,7 @@ fn conv2d_slices<T: ConvFloat>(
             // destination block `[og, l]` with row stride `l` is this task's, disjoint from
             // both inputs (the output is a fresh tensor).
             unsafe { mm(planes.as_ptr(), l).run(par) };
-        } else if let (Some(nr), Some(pw)) = (packed_nr, packed_w.get(gi)) {
+        } else if let Some(nr) = packed_nr {
             let panels = (j1 - j0).div_ceil(nr);
             let pp = padded_dims(&g).0 * phased_row(&g).1;
             let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
@@ -880,12 +905,13 @@ fn conv2d_slices<T: ConvFloat>(
                 unfold_tile_packed(pplanes, &g, j0, j1, nr, buf);
                 let m = mm(std::ptr::null(), 0);
                 let pre = Prepacked {
-                    a: Some(pw.as_ptr()),
+                    a: packed_w.get(gi).map(|pw| pw.as_ptr()),
                     b: Some(buf.as_ptr()),
                 };
                 // SAFETY: `buf` holds the `[kk, j1 - j0]` patches as `panels` micro-panels of
-                // `nr` columns by `kk` rows, `pw` the group's `[og, kk]` weights packed for the
-                // same kernel; the destination block is as below.
+                // `nr` columns by `kk` rows, `packed_w[gi]` (when there) the group's `[og, kk]`
+                // weights packed for the same kernel, else `filt` holds them as `[og, kk]`; the
+                // destination block is as below.
                 let done = unsafe { m.run_packed(pre, par) };
                 debug_assert!(done, "packed_nr came from the kernel that runs it");
             });
@@ -998,7 +1024,14 @@ mod tests {
         let w = Tensor::from_vec(conv(&ws), &[ws.len() as i64]).unwrap();
         let b = Tensor::from_vec(conv(&bs), &[s.o as i64]).unwrap();
         let want = reference(&xs, &ws, with_bias.then_some(&bs[..]), &s);
-        for (unpacked, tiled) in [(false, false), (false, true), (true, false)] {
+        // Each path with uncached weights read in place (a one-call process), with uncached
+        // weights packed for the call, and with cached packed weights (a weight seen twice).
+        let fresh_w = || Tensor::from_vec(conv(&ws), &[ws.len() as i64]).unwrap();
+        let modes = [(false, false), (false, true), (true, false)];
+        for ((unpacked, tiled), (w, in_place)) in modes.into_iter().flat_map(|m| {
+            let seen = |_| (w.clone(), false);
+            [(fresh_w(), true), (fresh_w(), false), seen(0), seen(1)].map(move |v| (m, v))
+        }) {
             // NaN-filled: every element must be written (the real output is uninitialized).
             let out = Tensor::from_vec(
                 vec![from(f64::NAN); s.n * s.o * g.oh * g.ow],
@@ -1007,9 +1040,11 @@ mod tests {
             .unwrap();
             FORCE_UNPACKED.with(|c| c.set(unpacked));
             FORCE_TILED.with(|c| c.set(tiled));
+            FORCE_IN_PLACE.with(|c| c.set(in_place));
             let r = conv2d_tiled::<T>(&x, &w, with_bias.then_some(&b), s, &out, threads);
             FORCE_UNPACKED.with(|c| c.set(false));
             FORCE_TILED.with(|c| c.set(false));
+            FORCE_IN_PLACE.with(|c| c.set(false));
             r.unwrap();
             let got: Vec<f64> = out.to_vec::<T>().into_iter().map(Into::into).collect();
             assert_eq!(
@@ -1079,6 +1114,11 @@ mod tests {
             (12, 40, 3, 2, 2, 6, 10, 2),
             (5, 50, 5, 2, 1, 4, 130, 1),
             (3, 17, 1, 0, 1, 9, 9, 3),
+            // Whole micro-panels of output channels (8 rows on AVX-512, 6 on AVX2), which a
+            // one-call process reads in place, grouped and over more than one block of taps.
+            (9, 33, 3, 1, 1, 16, 48, 1),
+            (12, 40, 3, 2, 2, 8, 48, 2),
+            (7, 20, 3, 1, 1, 80, 48, 1),
         ] {
             for threads in [1, 2] {
                 let s = ConvShape {

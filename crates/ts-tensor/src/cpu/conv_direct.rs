@@ -50,8 +50,12 @@ pub(super) struct Direct<'a> {
     /// Elements per padded plane (`hp * wp`) and the padded row length.
     pub pplane: usize,
     pub wp: usize,
-    /// The group's weights packed as `mr`-row panels of all `kk` taps (one slice per group).
+    /// The group's weights packed as `mr`-row panels of all `kk` taps (one slice per group),
+    /// or none: then the kernel reads them in place from `weights`.
     pub packed_w: &'a [&'a [f32]],
+    /// The layer's `[o, kk]` weights as stored, read in place when nothing is packed (the
+    /// output channels per group are then a multiple of the micro-tile's rows).
+    pub weights: &'a [f32],
     pub bias: Option<&'a [f32]>,
     pub n: usize,
     pub c: usize,
@@ -83,7 +87,8 @@ impl Direct<'_> {
     /// # Safety
     /// `out` must be valid for `n * o * oh * ow` writes that nothing else touches during the
     /// call; `padded` must hold the planes and slack described on [`Direct`], and the packed
-    /// weights `og.div_ceil(mr) * mr * kk` values each, for the micro-tile of [`kernel`].
+    /// weights `og.div_ceil(mr) * mr * kk` values each, for the micro-tile of [`kernel`]; with
+    /// no packed weights, `weights` must hold `o * kk` values and `og` be a multiple of `mr`.
     pub(super) unsafe fn run(&self, out: Out, threads: usize) {
         use rayon::prelude::*;
         let Micro {
@@ -91,7 +96,10 @@ impl Direct<'_> {
             nr,
             kc: max_kc,
             taps: kern,
+            taps_rows,
         } = kernel().expect("applies() checked the kernel");
+        let in_place = self.packed_w.is_empty();
+        debug_assert!(!in_place || (self.o / self.groups).is_multiple_of(mr));
         let oc_block = OC_BLOCK / mr * mr;
         let g = &self.g;
         let (cg, og) = (self.c / self.groups, self.o / self.groups);
@@ -126,7 +134,7 @@ impl Direct<'_> {
             let cols = t1 - t0;
             let rows = (o1 - o0).div_ceil(mr) * mr;
             let base = (b * self.c + gi * cg) * self.pplane + t0;
-            let pw = self.packed_w[gi];
+            let pw = self.packed_w.get(gi).copied().unwrap_or_default();
             <f32 as ConvFloat>::with_scratch(rows * cols, |cbuf| {
                 let kc_blk = if kk <= max_kc + max_kc / 4 {
                     kk
@@ -139,12 +147,21 @@ impl Direct<'_> {
                     for jr in (0..cols).step_by(nr) {
                         for ir in (o0..o1).step_by(mr) {
                             // SAFETY: panel `ir / mr` of the packed weights holds `kk` groups of
-                            // `mr` values, so taps `pc..pc + kc` are inside it; every `B` row read
-                            // lies inside `padded` (the grid of this group's planes plus `slack`);
-                            // the C micro-tile is `mr` rows of `nr` inside `cbuf`.
+                            // `mr` values, so taps `pc..pc + kc` are inside it; in place, rows
+                            // `ir..ir + mr` of the group (`og` is a multiple of `mr`) hold taps
+                            // `pc..pc + kc` `kk` apart. Every `B` row read lies inside `padded`
+                            // (the grid of this group's planes plus `slack`); the C micro-tile is
+                            // `mr` rows of `nr` inside `cbuf`.
                             unsafe {
-                                kern(
-                                    pw.as_ptr().add(((ir / mr) * kk + pc) * mr),
+                                let (k, a, rs) = if in_place {
+                                    let row = (gi * og + ir) * kk + pc;
+                                    (taps_rows, self.weights.as_ptr().add(row), kk)
+                                } else {
+                                    (kern, pw.as_ptr().add(((ir / mr) * kk + pc) * mr), 1)
+                                };
+                                k(
+                                    a,
+                                    rs,
                                     self.padded.as_ptr().add(base + jr),
                                     off.as_ptr().add(pc),
                                     kc,
@@ -196,8 +213,9 @@ impl Direct<'_> {
     }
 }
 
-/// A micro-kernel: `C[mr x nr] (=|+=) A-panel x B`, row `q` of B at `b + off[q]`.
-type Taps = unsafe fn(*const f32, *const f32, *const isize, usize, *mut f32, usize, bool);
+/// A micro-kernel: `C[mr x nr] (=|+=) A x B`, row `q` of B at `b + off[q]`; A a packed panel
+/// or (the `rows` kernel) `mr` weight rows read in place, the given stride apart.
+type Taps = unsafe fn(*const f32, usize, *const f32, *const isize, usize, *mut f32, usize, bool);
 
 /// A micro-kernel with its tile and deepest block of taps per pass (as the packed GEMM's).
 #[derive(Clone, Copy)]
@@ -206,6 +224,8 @@ pub(super) struct Micro {
     pub nr: usize,
     kc: usize,
     taps: Taps,
+    /// The same kernel reading its weights in place (a weight used once is not packed).
+    taps_rows: Taps,
 }
 
 /// The kernel for this CPU: AVX-512 8 x 48 or AVX2 6 x 16 (the packed GEMM's tiles).
@@ -217,7 +237,8 @@ pub(super) fn kernel() -> Option<Micro> {
                 mr: 8,
                 nr: 48,
                 kc: 512,
-                taps: x86::taps_8x48,
+                taps: x86::taps_8x48::<false>,
+                taps_rows: x86::taps_8x48::<true>,
             });
         }
         if super::simd::has_avx2_fma() {
@@ -225,7 +246,8 @@ pub(super) fn kernel() -> Option<Micro> {
                 mr: 6,
                 nr: 16,
                 kc: 256,
-                taps: x86::taps_6x16,
+                taps: x86::taps_6x16::<false>,
+                taps_rows: x86::taps_6x16::<true>,
             });
         }
     }
@@ -240,17 +262,21 @@ mod x86 {
     macro_rules! taps_kernel {
         ($name:ident, $feat:literal, $mr:literal, $nv:literal, $lanes:literal, $zero:ident,
          $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident) => {
-            /// `mr x nr` outputs over `kc` taps: `a` holds `kc` groups of `mr` weights, tap
-            /// `q`'s `nr` input values start at `b + off[q]`; the tile is stored at `c` (row
-            /// stride `rsc`), overwriting it when `first`, else added to it.
+            /// `mr x nr` outputs over `kc` taps: `a` holds `kc` groups of `mr` weights (or,
+            /// `ROWS`, `mr` rows of `kc` weights, `rsa` apart), tap `q`'s `nr` input values
+            /// start at `b + off[q]`; the tile is stored at `c` (row stride `rsc`), overwriting
+            /// it when `first`, else added to it.
             ///
             /// # Safety
-            /// The CPU must have the enabled features; `a` must hold `mr * kc` values, `off`
-            /// `kc` offsets with `nr` readable values at each `b + off[q]`, and `c` `mr` rows
-            /// of `nr` writable values.
+            /// The CPU must have the enabled features; `a` must hold `mr * kc` values (`ROWS`:
+            /// `kc` values at each of `a + i * rsa`), `off` `kc` offsets with `nr` readable
+            /// values at each `b + off[q]`, and `c` `mr` rows of `nr` writable values.
+            // The micro-kernel's operands, as the packed GEMM's kernels take them.
+            #[allow(clippy::too_many_arguments)]
             #[target_feature(enable = $feat)]
-            pub(super) unsafe fn $name(
+            pub(super) unsafe fn $name<const ROWS: bool>(
                 a: *const f32,
+                rsa: usize,
                 b: *const f32,
                 off: *const isize,
                 kc: usize,
@@ -270,12 +296,12 @@ mod x86 {
                             *slot = $load(bq.add(v * $lanes));
                         }
                         for (i, row) in acc.iter_mut().enumerate() {
-                            let ai = $set1(*a.add(i));
+                            let ai = $set1(*a.add(if ROWS { i * rsa } else { i }));
                             for (r, v) in row.iter_mut().zip(bv.iter()) {
                                 *r = $fmadd(ai, *v, *r);
                             }
                         }
-                        a = a.add($mr);
+                        a = a.add(if ROWS { 1 } else { $mr });
                     }
                     for (i, row) in acc.iter().enumerate() {
                         let crow = c.add(i * rsc);
@@ -316,4 +342,66 @@ mod x86 {
         _mm256_add_ps,
         _mm256_storeu_ps
     );
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    /// Every kernel this CPU can run, packed and in place, against a scalar product: taps at
+    /// scattered offsets, a first pass that overwrites and a second that accumulates.
+    #[test]
+    fn taps_kernels_match_a_scalar_product() {
+        let mut kernels: Vec<(usize, usize, Taps, Taps)> = Vec::new();
+        if crate::cpu::simd::has_avx2_fma() {
+            kernels.push((6, 16, x86::taps_6x16::<false>, x86::taps_6x16::<true>));
+        }
+        if crate::cpu::simd::has_avx512() {
+            kernels.push((8, 48, x86::taps_8x48::<false>, x86::taps_8x48::<true>));
+        }
+        for (mr, nr, packed, rows) in kernels {
+            let kc = 37;
+            let rsa = kc + 5;
+            // `mr` weight rows of `rsa` values (the first `kc` used) and their packed panel.
+            let w: Vec<f32> = (0..mr * rsa)
+                .map(|i| ((i * 31) % 17) as f32 - 8.0)
+                .collect();
+            let panel: Vec<f32> = (0..kc)
+                .flat_map(|q| (0..mr).map(move |i| (i, q)))
+                .map(|(i, q)| w[i * rsa + q])
+                .collect();
+            let b: Vec<f32> = (0..4096).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+            let off: Vec<isize> = (0..kc).map(|q| ((q * 53) % 2000) as isize).collect();
+            let want = |i: usize, j: usize| -> f32 {
+                (0..kc)
+                    .map(|q| w[i * rsa + q] * b[off[q] as usize + j])
+                    .sum()
+            };
+            for (kern, a, stride) in [(packed, &panel, 0), (rows, &w, rsa)] {
+                let rsc = nr + 3;
+                let mut c = vec![f32::NAN; mr * rsc];
+                for first in [true, false] {
+                    // SAFETY: `a` holds the panel (or `mr` rows `rsa` apart), every tap's `nr`
+                    // values lie inside `b` (offsets below 2000), `c` holds `mr` rows of `rsc`.
+                    unsafe {
+                        kern(
+                            a.as_ptr(),
+                            stride,
+                            b.as_ptr(),
+                            off.as_ptr(),
+                            kc,
+                            c.as_mut_ptr(),
+                            rsc,
+                            first,
+                        )
+                    };
+                }
+                for i in 0..mr {
+                    for j in 0..nr {
+                        assert_eq!(c[i * rsc + j], 2.0 * want(i, j), "{mr}x{nr} ({i}, {j})");
+                    }
+                }
+            }
+        }
+    }
 }
