@@ -95,7 +95,7 @@ pub(crate) fn depthwise(
     }
     let rows = s.nb * s.oh;
     let parts = if rows * s.ow * c * wt.taps >= PARALLEL_MACS {
-        rayon::current_num_threads()
+        crate::threads::kernel_threads()
     } else {
         1
     };

@@ -20,8 +20,11 @@ use std::arch::x86_64::*;
 
 use rayon::prelude::*;
 
-/// Multiply-adds under which a product runs on one thread.
-pub(crate) const PARALLEL_MACS: usize = 1 << 18;
+/// Multiply-adds under which a product runs on one thread. A VNNI instruction does 64 of
+/// them, so 2M take ~20 us on one core, which splitting in two roughly halves; at 256K (a
+/// few microseconds), the hand-off to a second thread cost more than it saved and a small
+/// quantized CNN ran 15-70% slower on 2 threads than on 1.
+pub(crate) const PARALLEL_MACS: usize = 1 << 21;
 
 /// Whether the `u8 x i8` kernels can run on this CPU (AVX-512 F/BW with VNNI).
 pub(crate) fn available() -> bool {
@@ -179,7 +182,7 @@ pub(crate) fn conv_pixels(
     assert!(available(), "the u8 x i8 kernels need AVX-512 VNNI");
     assert!(a.len() >= images * w.kq * pp * 4 && out.len() >= images * w.n * p);
     let parts = if images * p * w.n * w.k >= PARALLEL_MACS {
-        rayon::current_num_threads()
+        crate::threads::kernel_threads()
     } else {
         1
     };
@@ -400,7 +403,7 @@ pub(crate) fn rows_channels(
     };
     assert!(out.len() >= last);
     let parts = if m * w.n * w.k >= PARALLEL_MACS {
-        rayon::current_num_threads()
+        crate::threads::kernel_threads()
     } else {
         1
     };
