@@ -3,7 +3,7 @@
 //! in cache (never a whole `[c * kh * kw, oh * ow]` matrix) and multiplied straight into the
 //! output, which the bias pre-fills. 1x1 stride-1 convolutions multiply the input in place.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use gemm::Parallelism;
 use rayon::prelude::*;
@@ -441,50 +441,18 @@ impl Tiling {
     }
 }
 
-#[cfg(test)]
 thread_local! {
     /// Tests set this to run the im2col-then-pack path on machines with a packed kernel.
-    static FORCE_UNPACKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static FORCE_UNPACKED: Cell<bool> = const { Cell::new(false) };
     /// Tests set this to run the unfolded tiles where the direct path would apply.
-    static FORCE_TILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static FORCE_TILED: Cell<bool> = const { Cell::new(false) };
     /// Tests set this to read uncached weights in place, as a one-call process does.
-    static FORCE_IN_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static FORCE_IN_PLACE: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Whether a test asked for uncached weights to be read in place on this thread.
-fn force_in_place() -> bool {
-    #[cfg(test)]
-    {
-        FORCE_IN_PLACE.with(|c| c.get())
-    }
-    #[cfg(not(test))]
-    {
-        false
-    }
-}
-
-/// Whether a test asked for the unfolded tiles instead of the direct path on this thread.
-fn force_tiled() -> bool {
-    #[cfg(test)]
-    {
-        FORCE_TILED.with(|c| c.get())
-    }
-    #[cfg(not(test))]
-    {
-        false
-    }
-}
-
-/// Whether a test asked for the unpacked path on this thread.
-fn force_unpacked() -> bool {
-    #[cfg(test)]
-    {
-        FORCE_UNPACKED.with(|c| c.get())
-    }
-    #[cfg(not(test))]
-    {
-        false
-    }
+/// Whether a test set `flag` on this thread (never outside tests).
+fn forced(flag: &'static std::thread::LocalKey<Cell<bool>>) -> bool {
+    cfg!(test) && flag.with(Cell::get)
 }
 
 /// Geometry of one GEMM: `dst[m, n] (+)= lhs[m, k] @ rhs[k, n]`, strides in elements.
@@ -667,13 +635,13 @@ fn conv2d_slices<T: ConvFloat>(
     let tiles = tiling.tiles;
     // Patches are unfolded straight into the GEMM's packed layout when it has a kernel for `T`.
     let packed_nr = crate::cpu::blocked_gemm::panel_cols::<T>()
-        .filter(|&nr| !pointwise && nr <= MAX_PANEL && !force_unpacked());
+        .filter(|&nr| !pointwise && nr <= MAX_PANEL && !forced(&FORCE_UNPACKED));
     // Small planes whose last micro-panel would be mostly empty run transposed.
     let transposed = packed_nr.and_then(|_| transposed_tile::<T>(l, og));
     // Stride-1 f32 layers on AVX-512 and AVX2 read their taps from the padded planes in place.
     let direct = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
         && packed_nr.is_some()
-        && !force_tiled()
+        && !forced(&FORCE_TILED)
         && transposed.is_none()
         && conv_direct::applies(
             &g,
@@ -721,7 +689,7 @@ fn conv2d_slices<T: ConvFloat>(
     // tiled GEMM packs them block by block into its own buffer. Packing a layer whole wrote
     // fresh pages on every layer (the buffer is not kept in that mode), each page fault
     // costing more than packing the block again for every tile.
-    let in_place = (!crate::buffer_cache::keep_freed() || force_in_place())
+    let in_place = (!crate::buffer_cache::keep_freed() || forced(&FORCE_IN_PLACE))
         && transposed.is_none()
         && (!direct
             || crate::cpu::blocked_gemm::micro_tile::<T>().is_some_and(|(mr, _)| og % mr == 0));
@@ -735,7 +703,7 @@ fn conv2d_slices<T: ConvFloat>(
                 s.groups * wlen,
                 pack_all,
             );
-            if c.is_none() && !lazy_b && !in_place {
+            if c.is_none() && !(lazy_b || in_place) {
                 crate::cpu::blocked_gemm::reserve_to(&mut wbuf, s.groups * wlen);
                 wbuf.resize(s.groups * wlen, T::default());
                 pack_all(&mut wbuf);
