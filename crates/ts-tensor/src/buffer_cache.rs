@@ -6,7 +6,8 @@
 //! GELU output that was about as costly as the GELU itself. Only blocks of at least
 //! [`MIN_BYTES`] are cached, at most [`MAX_TOTAL_BYTES`] in all (the oldest are released
 //! first); `TSRS_BUFFER_CACHE=0` turns the cache off, and [`set_keep_freed_buffers`] bounds it
-//! to [`ONE_CALL_BYTES`] (a process that calls its model once has no later call to serve).
+//! to [`ONE_CALL_BYTES`] (a process that calls its model once has no later call to serve), and
+//! then splits blocks for smaller requests and lets go of those unused for a while.
 //!
 //! Large blocks are anonymous memory mappings of their own ([`alloc`] and [`free`]), not
 //! blocks of the C allocator: glibc raises its `mmap` threshold after the first large free,
@@ -28,7 +29,7 @@
 use std::alloc::{alloc as global_alloc, alloc_zeroed, dealloc, Layout};
 use std::cell::RefCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
@@ -121,10 +122,12 @@ fn keep_small(ptr: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
     }
 }
 
-/// A freed block: its pointer and the layout it was allocated with.
+/// A freed block: its pointer, the layout it was allocated with, and the allocation count
+/// when it was cached or last served a request (see [`ONE_CALL_AGE`]).
 struct Block {
     ptr: NonNull<u8>,
     layout: Layout,
+    since: u64,
 }
 
 // SAFETY: a cached block is plain memory owned by the cache alone (no other reference to it
@@ -139,6 +142,22 @@ struct Cache {
 }
 
 impl Cache {
+    /// The block [`best_fit`] picks for `layout`, removed; with `split`, any larger block
+    /// serves and only the pages the request needs are handed out (the rest stays cached).
+    fn take(&mut self, layout: Layout, split: bool, now: u64) -> Option<(NonNull<u8>, Layout)> {
+        let i = best_fit(&self.blocks, layout, split)?;
+        let b = self.blocks.remove(i);
+        self.total -= b.layout.size();
+        if split {
+            if let Some((front, tail)) = split_block(&b, layout.size(), now) {
+                self.total += tail.layout.size();
+                self.blocks.insert(i, tail);
+                return Some((b.ptr, front));
+            }
+        }
+        Some((b.ptr, b.layout))
+    }
+
     /// Removes the oldest blocks until at most `bytes` are cached; returns them for freeing
     /// (outside the lock).
     fn shrink_to(&mut self, bytes: usize) -> Vec<Block> {
@@ -149,6 +168,24 @@ impl Cache {
             evicted.push(old);
         }
         evicted
+    }
+
+    /// Removes the blocks that have served nothing in the last `age` allocations before
+    /// `now`; returns them for freeing (outside the lock).
+    fn expire(&mut self, now: u64, age: u64) -> Vec<Block> {
+        if self
+            .blocks
+            .iter()
+            .all(|b| now.saturating_sub(b.since) <= age)
+        {
+            return Vec::new();
+        }
+        let (old, young) = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .partition(|b| now.saturating_sub(b.since) > age);
+        self.blocks = young;
+        self.total = self.blocks.iter().map(|b| b.layout.size()).sum();
+        old
     }
 }
 
@@ -162,11 +199,12 @@ fn cache() -> Option<&'static Mutex<Cache>> {
         .as_ref()
 }
 
-/// What the cache holds when freed buffers are not kept for later calls: a network's next
-/// few small activations (a one-shot ResNet-18 forward reuses its later stages' blocks, with
-/// 5,000 fewer page faults than with no cache, ~5 ms), not its early megabyte-sized ones, which
-/// a shrinking network never asks for again.
-pub(crate) const ONE_CALL_BYTES: usize = 1 << 20;
+/// What the cache holds when freed buffers are not kept for later calls: the blocks the next
+/// few layers reuse. A block there is split to serve smaller requests and released when it
+/// has served nothing for [`ONE_CALL_AGE`] allocations, so a shrinking network's early
+/// megabyte-sized activations become its next stages' (a one-shot ResNet-18 forward: 7,100
+/// -> 5,150 page faults against a 1 MiB cache without splitting, same peak memory).
+pub(crate) const ONE_CALL_BYTES: usize = 4 << 20;
 
 /// Whether freed large blocks are kept for reuse (see [`set_keep_freed_buffers`]).
 static KEEP_FREED: AtomicBool = AtomicBool::new(true);
@@ -244,6 +282,24 @@ pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
 mod mapping {
     use std::ptr::NonNull;
 
+    /// Whether a block may be split into pieces freed one by one (mappings may; blocks of the
+    /// global allocator must be freed whole).
+    pub(super) const SPLITS: bool = cfg!(all(unix, not(miri)));
+
+    /// The system's page size: pieces of a split mapping start on page boundaries.
+    #[cfg(all(unix, not(miri)))]
+    pub(super) fn page_size() -> usize {
+        // SAFETY: `sysconf` only reads a system constant.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+    }
+
+    /// A page size for blocks that are never split.
+    #[cfg(not(all(unix, not(miri))))]
+    pub(super) fn page_size() -> usize {
+        4096
+    }
+
     /// A zero-filled, page-aligned mapping of `len` bytes.
     #[cfg(all(unix, not(miri)))]
     pub(super) fn map(len: usize) -> Option<NonNull<u8>> {
@@ -304,25 +360,76 @@ mod mapping {
 /// with (at least as large; free it with that one). Its contents are whatever the previous
 /// tensor left.
 pub(crate) fn take(layout: Layout) -> Option<(NonNull<u8>, Layout)> {
+    let now = ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    let one_call = !keep_freed();
     if layout.size() < MIN_BYTES {
+        // A network's last layers may allocate only small tensors: they age the cache too.
+        if one_call && HOLDS_BLOCKS.load(Ordering::Relaxed) && now.is_multiple_of(16) {
+            if let Some(cache) = cache() {
+                let expired = cache.lock().expire(now, ONE_CALL_AGE);
+                release(expired);
+            }
+        }
         return cache()
             .and_then(|_| take_small(layout))
             .map(|p| (p, layout));
     }
-    let mut c = cache()?.lock();
-    let i = best_fit(&c.blocks, layout)?;
-    let b = c.blocks.remove(i);
-    c.total -= b.layout.size();
-    Some((b.ptr, b.layout))
+    let (taken, expired) = {
+        let mut c = cache()?.lock();
+        let expired = if one_call {
+            c.expire(now, ONE_CALL_AGE)
+        } else {
+            Vec::new()
+        };
+        let taken = c.take(layout, one_call && mapping::SPLITS, now);
+        HOLDS_BLOCKS.store(!c.blocks.is_empty(), Ordering::Relaxed);
+        (taken, expired)
+    };
+    release(expired);
+    taken
+}
+
+/// Allocations so far (through [`take`]): the clock cached blocks age by.
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// Whether the large-block cache may hold blocks (read without its lock).
+static HOLDS_BLOCKS: AtomicBool = AtomicBool::new(false);
+
+/// In a one-call process, a cached block that has served no request in this many allocations
+/// is released: a network's activations shrink stage by stage, so a block the next few layers
+/// did not use would only add to the process's peak memory at its end, when the last layers'
+/// weights are mapped in.
+const ONE_CALL_AGE: u64 = 32;
+
+/// Splits `b` into a front block of `need` bytes rounded up to whole pages and the rest, when
+/// the rest is still a large block (and `b` is aligned to at most a page); `None` otherwise.
+/// Both pieces keep `b`'s alignment.
+fn split_block(b: &Block, need: usize, now: u64) -> Option<(Layout, Block)> {
+    let front = need.div_ceil(mapping::page_size()) * mapping::page_size();
+    let rest = b.layout.size().checked_sub(front)?;
+    let align = b.layout.align();
+    // The tail starts on a page boundary: a block aligned past that is never split.
+    if rest < MIN_BYTES || align > mapping::page_size() {
+        return None;
+    }
+    // SAFETY: `front < b.layout.size()`, so the tail pointer is inside the block.
+    let tail = NonNull::new(unsafe { b.ptr.as_ptr().add(front) })?;
+    Some((
+        Layout::from_size_align(front, align).ok()?,
+        Block {
+            ptr: tail,
+            layout: Layout::from_size_align(rest, align).ok()?,
+            since: now,
+        },
+    ))
 }
 
 /// The index of the block `take` hands out for `layout`: the smallest one of its alignment
 /// that holds it and is at most [`FIT_RATIO`] times as large, the newest among equals.
-fn best_fit(blocks: &[Block], layout: Layout) -> Option<usize> {
+fn best_fit(blocks: &[Block], layout: Layout, any_larger: bool) -> Option<usize> {
     let fits = |b: &Block| {
         b.layout.align() == layout.align()
             && b.layout.size() >= layout.size()
-            && b.layout.size() / FIT_RATIO <= layout.size()
+            && (any_larger || b.layout.size() / FIT_RATIO <= layout.size())
     };
     let mut best: Option<(usize, usize)> = None;
     for (i, b) in blocks.iter().enumerate() {
@@ -357,8 +464,13 @@ pub(crate) unsafe fn give(ptr: NonNull<u8>, layout: Layout) {
     let evicted = {
         let mut c = cache.lock();
         let evicted = c.shrink_to(budget - layout.size());
-        c.blocks.push(Block { ptr, layout });
+        c.blocks.push(Block {
+            ptr,
+            layout,
+            since: ALLOCATIONS.load(Ordering::Relaxed),
+        });
         c.total += layout.size();
+        HOLDS_BLOCKS.store(true, Ordering::Relaxed);
         evicted
     };
     release(evicted);
@@ -412,6 +524,7 @@ mod tests {
             .map(|&size| Block {
                 ptr: NonNull::dangling(),
                 layout: Layout::from_size_align(size, 64).unwrap(),
+                since: 0,
             })
             .collect()
     }
@@ -422,20 +535,86 @@ mod tests {
         let blocks = blocks_of(&[8 * mb, 2 * mb, 3 * mb, 2 * mb, mb]);
         let want = |size: usize| Layout::from_size_align(size, 64).unwrap();
         // Exact matches win, the newest of equal blocks first.
-        assert_eq!(best_fit(&blocks, want(2 * mb)), Some(3));
-        assert_eq!(best_fit(&blocks, want(mb)), Some(4));
+        assert_eq!(best_fit(&blocks, want(2 * mb), false), Some(3));
+        assert_eq!(best_fit(&blocks, want(mb), false), Some(4));
         // Otherwise the smallest block that holds the request.
-        assert_eq!(best_fit(&blocks, want(2 * mb + 64)), Some(2));
-        assert_eq!(best_fit(&blocks, want(4 * mb)), Some(0));
+        assert_eq!(best_fit(&blocks, want(2 * mb + 64), false), Some(2));
+        assert_eq!(best_fit(&blocks, want(4 * mb), false), Some(0));
         // Nothing holds a larger request.
-        assert_eq!(best_fit(&blocks, want(9 * mb)), None);
+        assert_eq!(best_fit(&blocks, want(9 * mb), false), None);
         // A block more than FIT_RATIO times the request is left for a larger one.
         let big = blocks_of(&[8 * mb]);
-        assert_eq!(best_fit(&big, want(2 * mb)), Some(0));
-        assert_eq!(best_fit(&big, want(2 * mb - 64)), None);
+        assert_eq!(best_fit(&big, want(2 * mb), false), Some(0));
+        assert_eq!(best_fit(&big, want(2 * mb - 64), false), None);
         // Another alignment never matches.
         let odd = Layout::from_size_align(2 * mb, 128).unwrap();
-        assert_eq!(best_fit(&blocks, odd), None);
+        assert_eq!(best_fit(&blocks, odd, false), None);
+    }
+
+    #[test]
+    fn a_split_block_hands_out_whole_pages_and_keeps_the_rest() {
+        let page = mapping::page_size();
+        let layout = Layout::from_size_align(128 * page, 64).unwrap();
+        let p = alloc(layout, true).unwrap();
+        let mut c = Cache::default();
+        c.blocks.push(Block {
+            ptr: p,
+            layout,
+            since: 0,
+        });
+        c.total = layout.size();
+        // Without splitting, a request under a quarter of the block is refused.
+        let small = Layout::from_size_align(3 * page + 64, 64).unwrap();
+        assert!(c.take(small, false, 0).is_none());
+        if !mapping::SPLITS {
+            let (q, got) = c.take(layout, false, 0).unwrap();
+            // SAFETY: the block taken back, allocated with `got`.
+            unsafe { free(q, got) };
+            return;
+        }
+        // The front piece stays a large block (freed as a mapping) and so does the rest.
+        let split = MIN_BYTES.div_ceil(page) + 2;
+        assert!((128 - split) * page >= MIN_BYTES);
+        let front_want = Layout::from_size_align((128 - split) * page - 64, 64).unwrap();
+        let (q, front) = c.take(front_want, true, 0).unwrap();
+        assert_eq!(
+            (q, front.size(), front.align()),
+            (p, (128 - split) * page, 64)
+        );
+        assert_eq!(c.total, split * page);
+        assert_eq!(c.blocks.len(), 1);
+        // A rest below `MIN_BYTES` is not split off: the whole rest is handed out.
+        let (r, rest) = c.take(small, true, 0).unwrap();
+        assert_eq!(r.as_ptr() as usize, p.as_ptr() as usize + front.size());
+        assert_eq!(rest.size(), split * page);
+        assert_eq!((c.total, c.blocks.len()), (0, 0));
+        // The pieces are writable and are freed one by one.
+        for (ptr, l) in [(q, front), (r, rest)] {
+            // SAFETY: each piece is a part of the mapping, ours alone, of `l.size()` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), l.size()) };
+            assert!(bytes.iter().all(|&b| b == 0));
+            bytes.fill(3);
+            // SAFETY: a piece handed out with `l`, not used again.
+            unsafe { free(ptr, l) };
+        }
+    }
+
+    #[test]
+    fn blocks_unused_for_the_age_expire_and_the_rest_stay() {
+        let mut c = Cache {
+            blocks: blocks_of(&[MIN_BYTES, 2 * MIN_BYTES, 3 * MIN_BYTES]),
+            total: 6 * MIN_BYTES,
+        };
+        c.blocks[1].since = 10;
+        c.blocks[2].since = 40;
+        assert!(c.expire(30, 30).is_empty());
+        let old = c.expire(31, 30);
+        assert_eq!(old.len(), 1);
+        assert_eq!(old[0].layout.size(), MIN_BYTES);
+        assert_eq!(c.total, 5 * MIN_BYTES);
+        let old = c.expire(100, 30);
+        assert_eq!(old.len(), 2);
+        assert_eq!((c.total, c.blocks.len()), (0, 0));
     }
 
     #[test]
