@@ -2,7 +2,8 @@
 //! formula of [`super::fastmath::erfc_f32`] (`t e^(g(t) - a^2)`, `t = 1 / (1 + a / 2)`), with
 //! `t` from `vrcp14ps` and one Newton step instead of a division, `e^w` from a degree-5
 //! polynomial with the power of two applied by `vscalefps`, and the halving folded into its
-//! coefficients: ~32 instructions per 16 lanes. The scalar-form kernels the compiler
+//! coefficients: ~31 instructions per 16 lanes, eight vectors at a time with every constant an
+//! embedded-broadcast memory operand. The scalar-form kernels the compiler
 //! vectorizes evaluate both of `erf`'s branches per element (about 70 instructions per 16
 //! lanes), and written through a division the formula lost on a Xeon, where a zmm division
 //! costs more than a polynomial; neither the approximate reciprocal nor `vscalefps` can be
@@ -57,20 +58,64 @@ mod x86 {
     use super::{G, HALF_EXP};
     use std::arch::x86_64::*;
 
-    /// `gelu(x)` for `N` vectors of 16 lanes; ±inf give NaN, as torch's erf formulation does.
-    /// Every step runs across the `N` vectors before the next: one vector's evaluation is a
-    /// single chain of ~45 dependent instructions, which alone filled the scheduler and ran at
-    /// a third of the throughput.
-    #[inline]
-    #[target_feature(enable = "avx512f,fma")]
-    fn gelu16<const N: usize>(x: [__m512; N]) -> [__m512; N] {
-        let c = _mm512_set1_ps;
-        // One step across the N vectors (a macro, not a closure: a closure of this
-        // feature-enabled function would not be inlined into a generic helper).
+    /// The AVX-512 kernel's constants, one `f32` each: read through a pointer the compiler
+    /// cannot see into, each use is an embedded-broadcast memory operand of its instruction
+    /// (`{1to16}`) instead of a register, so eight vectors fit in flight without the
+    /// constant copies and reloads that register pressure cost four.
+    #[repr(C, align(64))]
+    struct Consts([f32; 24]);
+
+    // Indices of `Consts` past the two polynomials.
+    const C_HALF_EXP: usize = G.len();
+    const C_MAX_AX: usize = C_HALF_EXP + HALF_EXP.len();
+    const C_HALF_SQRT1_2: usize = C_MAX_AX + 1;
+    const C_ONE: usize = C_MAX_AX + 2;
+    const C_HALF: usize = C_MAX_AX + 3;
+    const C_LOG2E: usize = C_MAX_AX + 4;
+    const C_ROUND: usize = C_MAX_AX + 5;
+    const C_LN2: usize = C_MAX_AX + 6;
+    const C_NEG_ZERO: usize = C_MAX_AX + 7;
+
+    static CONSTS: Consts = {
+        let mut c = [0f32; 24];
+        let mut i = 0;
+        while i < G.len() {
+            c[i] = G[i];
+            i += 1;
+        }
+        let mut i = 0;
+        while i < HALF_EXP.len() {
+            c[C_HALF_EXP + i] = HALF_EXP[i];
+            i += 1;
+        }
+        c[C_MAX_AX] = 15.5;
+        c[C_HALF_SQRT1_2] = 0.5 * std::f32::consts::FRAC_1_SQRT_2;
+        c[C_ONE] = 1.0;
+        c[C_HALF] = 0.5;
+        c[C_LOG2E] = std::f32::consts::LOG2_E;
+        c[C_ROUND] = 12_582_912.0;
+        c[C_LN2] = std::f32::consts::LN_2;
+        c[C_NEG_ZERO] = -0.0;
+        Consts(c)
+    };
+
+    /// `gelu(x)` for an array `$x` of `$n` vectors of 16 lanes, `$k` pointing at [`CONSTS`];
+    /// ±inf give NaN, as torch's erf formulation does. Every step runs across the vectors
+    /// before the next: one vector's evaluation is a single chain of ~45 dependent
+    /// instructions, which alone filled the scheduler and ran at a third of the throughput.
+    /// A macro, expanded in the feature-enabled loop: as a function, eight vectors' worth was
+    /// not inlined, and its arrays went through memory on every call.
+    macro_rules! gelu16 {
+        ($x:expr, $k:expr, $n:expr) => {{
+        let x: [__m512; $n] = $x;
+        let k: *const f32 = $k;
+        // SAFETY: every index below is inside `CONSTS` (24 values).
+        let c = |i: usize| _mm512_set1_ps(*k.add(i));
+        // One step across the vectors.
         macro_rules! each {
             ($j:ident => $e:expr) => {{
-                let mut out = [_mm512_setzero_ps(); N];
-                for $j in 0..N {
+                let mut out = [_mm512_setzero_ps(); $n];
+                for $j in 0..$n {
                     out[$j] = $e;
                 }
                 out
@@ -79,47 +124,51 @@ mod x86 {
         // Φ(x) = erfc(y) / 2 with y = -x / sqrt 2, a = |y| (past a = 11 erfc is 0 in f32);
         // `a^2 = x^2 / 2` is formed from x, since the rounding of x / sqrt 2, squared into
         // the exponent, would cost the negative tail its precision.
-        let ax = each!(j => _mm512_min_ps(_mm512_abs_ps(x[j]), c(15.5)));
-        let d =
-            each!(j => _mm512_fmadd_ps(ax[j], c(0.5 * std::f32::consts::FRAC_1_SQRT_2), c(1.0)));
+        let abs = each!(j => _mm512_abs_ps(x[j]));
+        let ax = each!(j => _mm512_min_ps(abs[j], c(C_MAX_AX)));
+        let d = each!(j => _mm512_fmadd_ps(ax[j], c(C_HALF_SQRT1_2), c(C_ONE)));
         let t0 = each!(j => _mm512_rcp14_ps(d[j]));
         // One Newton step: t = t0 (2 - d t0), relative error about 2^-28.
-        let t = each!(j => _mm512_fmadd_ps(t0[j], _mm512_fnmadd_ps(d[j], t0[j], c(1.0)), t0[j]));
-        let u = each!(j => _mm512_sub_ps(t[j], c(0.5)));
-        let mut g = [c(G[0]); N];
-        for &k in &G[1..] {
-            g = each!(j => _mm512_fmadd_ps(g[j], u[j], c(k)));
+        let t = each!(j => _mm512_fmadd_ps(t0[j], _mm512_fnmadd_ps(d[j], t0[j], c(C_ONE)), t0[j]));
+        let u = each!(j => _mm512_sub_ps(t[j], c(C_HALF)));
+        let mut g = each!(j => _mm512_fmadd_ps(u[j], c(0), c(1)));
+        for i in 2..G.len() {
+            g = each!(j => _mm512_fmadd_ps(g[j], u[j], c(i)));
         }
-        // e^w for w = g - a^2 in [-122, 0], carried as hi + lo (a^2 exactly, then the
-        // rounding error of g - a^2) so the negative tail keeps its relative precision:
-        // w = n ln 2 + r, 2^n applied by vscalefps (subnormal and zero results correct).
         // E / 2 = t e^w / 2 with w = g - a^2 in [-122, 0]: w = n ln 2 + r, 2^n applied by
         // vscalefps (subnormal and zero results correct) and e^r / 2 a degree-5 fit on
         // |r| <= ln 2 / 2 (relative error below 1.5e-7). Forming w in f32 costs the far tail
         // (x < -6) a few parts in 1e6 of relative precision, where torch's formula is off by
         // tens of percent; Φ itself keeps ~2e-7.
-        let w = each!(j => _mm512_fnmadd_ps(_mm512_mul_ps(ax[j], ax[j]), c(0.5), g[j]));
+        let w = each!(j => _mm512_fnmadd_ps(_mm512_mul_ps(ax[j], ax[j]), c(C_HALF), g[j]));
         // n = round(w log2 e) by adding and subtracting 1.5 * 2^23 (the fused add rounds):
         // two single-uop instructions where vrndscaleps is two uops on port 0 after a multiply.
-        const ROUND: f32 = 12_582_912.0;
         let n = each!(j => {
-            _mm512_sub_ps(_mm512_fmadd_ps(w[j], c(std::f32::consts::LOG2_E), c(ROUND)), c(ROUND))
+            _mm512_sub_ps(_mm512_fmadd_ps(w[j], c(C_LOG2E), c(C_ROUND)), c(C_ROUND))
         });
-        let r = each!(j => _mm512_fnmadd_ps(n[j], c(std::f32::consts::LN_2), w[j]));
-        let mut p = [c(HALF_EXP[0]); N];
-        for &k in &HALF_EXP[1..] {
-            p = each!(j => _mm512_fmadd_ps(p[j], r[j], c(k)));
+        let r = each!(j => _mm512_fnmadd_ps(n[j], c(C_LN2), w[j]));
+        let mut p = each!(j => _mm512_fmadd_ps(r[j], c(C_HALF_EXP), c(C_HALF_EXP + 1)));
+        for i in C_HALF_EXP + 2..C_HALF_EXP + HALF_EXP.len() {
+            p = each!(j => _mm512_fmadd_ps(p[j], r[j], c(i)));
         }
         each!(j => {
             let half_e = _mm512_mul_ps(t[j], _mm512_scalef_ps(p[j], n[j]));
-            // x <= 0: x Φ = x E / 2; x > 0: x (1 - E / 2) = x - x E / 2. NaN lanes compare
-            // false and stay NaN; ±inf reach inf * 0 (E underflows) and give NaN, as torch's
-            // erf formulation does for -inf.
-            let q = _mm512_mul_ps(x[j], half_e);
-            let pos = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x[j], _mm512_setzero_ps());
-            _mm512_mask_sub_ps(q, pos, x[j], q)
+            // x > 0: x (1 - E / 2) = x - |x| E / 2; x <= 0: x E / 2 = -0 - |x| E / 2, the
+            // base being max(-0, x) (which keeps a zero result's sign, and is x itself for a
+            // NaN, the second operand). ±inf reach inf * 0 (E underflows) and give NaN, as
+            // torch's erf formulation does.
+            _mm512_fnmadd_ps(abs[j], half_e, _mm512_max_ps(c(C_NEG_ZERO), x[j]))
         })
+        }};
     }
+
+    /// Vectors per step of the AVX-512 kernel: with its constants in memory operands, eight
+    /// chains side by side fit the registers.
+    const AVX512_VECTORS: usize = 8;
+
+    /// How far ahead (elements) the AVX-512 kernel asks for its input: the hardware
+    /// prefetcher alone left a Xeon's single core waiting on memory for 4M-element runs.
+    const PREFETCH_AHEAD: usize = 1024;
 
     /// `dst[i] = gelu(src[i])` for `i < n`, 16 lanes at a time (the last block masked).
     ///
@@ -128,24 +177,33 @@ mod x86 {
     /// `f32`s, and the two must be equal or disjoint.
     #[target_feature(enable = "avx512f,fma")]
     pub(super) unsafe fn gelu_erf_avx512(src: *const f32, dst: *mut f32, n: usize) {
+        const LANES: usize = 16;
+        const NV: usize = AVX512_VECTORS;
+        let k = std::hint::black_box(CONSTS.0.as_ptr());
+        let step = LANES * NV;
         let mut i = 0;
-        while i + 64 <= n {
-            // SAFETY: elements `i..i + 64` lie inside both buffers (caller contract); in
-            // place, the block is read before it is written.
+        while i + step <= n {
+            // SAFETY: elements `i..i + step` lie inside both buffers (caller contract); in
+            // place, the block is read before it is written. A prefetch is only a hint (its
+            // address may lie past the buffer).
             unsafe {
-                let mut x = [_mm512_setzero_ps(); 4];
-                for (j, v) in x.iter_mut().enumerate() {
-                    *v = _mm512_loadu_ps(src.add(i + 16 * j));
+                for j in 0..NV {
+                    let ahead = src.wrapping_add(i + PREFETCH_AHEAD + LANES * j);
+                    _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
                 }
-                for (j, v) in gelu16::<4>(x).into_iter().enumerate() {
-                    _mm512_storeu_ps(dst.add(i + 16 * j), v);
+                let mut x = [_mm512_setzero_ps(); NV];
+                for (j, v) in x.iter_mut().enumerate() {
+                    *v = _mm512_loadu_ps(src.add(i + LANES * j));
+                }
+                for (j, v) in gelu16!(x, k, NV).into_iter().enumerate() {
+                    _mm512_storeu_ps(dst.add(i + LANES * j), v);
                 }
             }
-            i += 64;
+            i += step;
         }
         while i < n {
             let left = n - i;
-            let m: __mmask16 = if left >= 16 {
+            let m: __mmask16 = if left >= LANES {
                 0xFFFF
             } else {
                 ((1u32 << left) - 1) as __mmask16
@@ -154,11 +212,12 @@ mod x86 {
             // inside the `n` elements of each buffer (caller contract).
             unsafe {
                 let x = _mm512_maskz_loadu_ps(m, src.add(i));
-                _mm512_mask_storeu_ps(dst.add(i), m, gelu16::<1>([x])[0]);
+                _mm512_mask_storeu_ps(dst.add(i), m, gelu16!([x], k, 1)[0]);
             }
-            i += 16;
+            i += LANES;
         }
     }
+
     /// The AVX2 kernel's constants as whole vectors, read through a pointer the compiler
     /// cannot see into: as memory operands of the FMAs they cost no extra instruction, where
     /// the compiler's per-use `vbroadcastss` (16 registers cannot hold them all) made each
@@ -205,7 +264,7 @@ mod x86 {
         ]),
     };
 
-    /// [`gelu16`] on 8 lanes with AVX2: `t` by a division (beside the FMA pipes on Zen 3),
+    /// [`gelu16!`] on 8 lanes with AVX2: `t` by a division (beside the FMA pipes on Zen 3),
     /// `2^n` from exponent bits in two factors (n reaches -176, past the normal range), the
     /// sign by a blend.
     #[inline]
@@ -383,5 +442,15 @@ mod tests {
         }
         assert_eq!(v[src.len() - 9], 0.0);
         assert_eq!(v[src.len() - 5], 30.0);
+        // Zeros keep torch's signs: gelu(-0) and the underflowed far tail are -0.
+        for back in [9, 8, 4] {
+            let (x, got) = (src[src.len() - back], v[src.len() - back]);
+            assert_eq!(got, 0.0);
+            assert_eq!(
+                got.is_sign_negative(),
+                x.is_sign_negative(),
+                "gelu({x}) = {got}"
+            );
+        }
     }
 }
