@@ -19,6 +19,9 @@ const SHARED_MAX: usize = 1 << 23;
 /// made two threads slower than one on small layers (a training step's MLP, attention heads).
 pub(crate) const PARALLEL_WORK: usize = 1 << 20;
 
+/// A micro-kernel: one tile of C from packed panels.
+type Ukr<T> = unsafe fn(&Tile<T>);
+
 /// One register-blocked micro-kernel and the cache blocking that suits it.
 #[derive(Clone, Copy)]
 pub(crate) struct Kernel<T> {
@@ -33,7 +36,11 @@ pub(crate) struct Kernel<T> {
     /// Columns of B per packed block.
     nc: usize,
     /// The micro-kernel.
-    ukr: unsafe fn(&Tile<T>),
+    ukr: Ukr<T>,
+    /// Narrower micro-kernels of the same rows, `(columns, kernel)` from the narrowest: the
+    /// last column panel of a product runs on the narrowest that covers it (512 columns are
+    /// ten 48-wide panels and 32 more, which the full kernel computed as 48).
+    narrow: [Option<(usize, Ukr<T>)>; 2],
     /// A name for tests and benchmarks.
     #[allow(dead_code)]
     pub(crate) name: &'static str,
@@ -204,6 +211,96 @@ macro_rules! microkernel {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::Tile;
+    microkernel!(
+        f32_avx512_16,
+        f32,
+        "avx512f,avx2,fma",
+        16,
+        8,
+        1,
+        32,
+        _mm512_setzero_ps,
+        _mm512_set1_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_fmadd_ps,
+        _mm512_mul_ps
+    );
+    microkernel!(
+        f32_avx512_32,
+        f32,
+        "avx512f,avx2,fma",
+        16,
+        8,
+        2,
+        32,
+        _mm512_setzero_ps,
+        _mm512_set1_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_fmadd_ps,
+        _mm512_mul_ps
+    );
+    microkernel!(
+        f64_avx512_8,
+        f64,
+        "avx512f,avx2,fma",
+        8,
+        8,
+        1,
+        32,
+        _mm512_setzero_pd,
+        _mm512_set1_pd,
+        _mm512_loadu_pd,
+        _mm512_storeu_pd,
+        _mm512_fmadd_pd,
+        _mm512_mul_pd
+    );
+    microkernel!(
+        f64_avx512_16,
+        f64,
+        "avx512f,avx2,fma",
+        8,
+        8,
+        2,
+        32,
+        _mm512_setzero_pd,
+        _mm512_set1_pd,
+        _mm512_loadu_pd,
+        _mm512_storeu_pd,
+        _mm512_fmadd_pd,
+        _mm512_mul_pd
+    );
+    microkernel!(
+        f32_avx2_8,
+        f32,
+        "avx2,fma",
+        8,
+        6,
+        1,
+        0,
+        _mm256_setzero_ps,
+        _mm256_set1_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_fmadd_ps,
+        _mm256_mul_ps
+    );
+    microkernel!(
+        f64_avx2_4,
+        f64,
+        "avx2,fma",
+        4,
+        6,
+        1,
+        0,
+        _mm256_setzero_pd,
+        _mm256_set1_pd,
+        _mm256_loadu_pd,
+        _mm256_storeu_pd,
+        _mm256_fmadd_pd,
+        _mm256_mul_pd
+    );
 
     microkernel!(
         f32_avx512,
@@ -333,7 +430,8 @@ mod x86 {
 }
 
 macro_rules! gemm_float {
-    ($T:ty, $key:ident, $k512:ident, $k2:ident, $mr512:literal, $nr512:literal, $mr2:literal,
+    ($T:ty, $key:ident, $k512:ident, [$($n512:ident: $w512:literal),*], $k2:ident,
+     [$($n2:ident: $w2:literal),*], $mr512:literal, $nr512:literal, $mr2:literal,
      $nr2:literal, $kc512:literal, $mc512:literal, $kc2:literal) => {
         thread_local! {
             static $key: RefCell<PackBufs<$T>> = RefCell::new(PackBufs::default());
@@ -358,6 +456,7 @@ macro_rules! gemm_float {
                             mc: $mc512,
                             nc: 3072,
                             ukr: x86::$k512,
+                            narrow: narrow([$(($w512, x86::$n512 as Ukr<$T>)),*]),
                             name: concat!(stringify!($T), "-avx512"),
                         });
                     }
@@ -369,6 +468,7 @@ macro_rules! gemm_float {
                             mc: 240,
                             nc: 3072,
                             ukr: x86::$k2,
+                            narrow: narrow([$(($w2, x86::$n2 as Ukr<$T>)),*]),
                             name: concat!(stringify!($T), "-avx2"),
                         });
                     }
@@ -413,8 +513,58 @@ macro_rules! gemm_float {
 // f32 on AVX-512: a deep `kc` (the 96 KB B micro-panel streams from L2 at 3 vectors per 24
 // FMAs) halves the C-tile traffic of each product, which dominated at 1024 and beyond; `mc`
 // shrinks so that the packed A block stays well inside L2 (measured on Zen 5, bench `nn`).
-gemm_float!(f32, PACK_F32, f32_avx512, f32_avx2, 8, 48, 6, 16, 512, 144, 256);
-gemm_float!(f64, PACK_F64, f64_avx512, f64_avx2, 8, 24, 6, 8, 192, 240, 256);
+gemm_float!(
+    f32,
+    PACK_F32,
+    f32_avx512,
+    [f32_avx512_16: 16, f32_avx512_32: 32],
+    f32_avx2,
+    [f32_avx2_8: 8],
+    8,
+    48,
+    6,
+    16,
+    512,
+    144,
+    256
+);
+gemm_float!(
+    f64,
+    PACK_F64,
+    f64_avx512,
+    [f64_avx512_8: 8, f64_avx512_16: 16],
+    f64_avx2,
+    [f64_avx2_4: 4],
+    8,
+    24,
+    6,
+    8,
+    192,
+    240,
+    256
+);
+
+/// The narrow kernels of a [`Kernel`], from a list of at most two.
+#[cfg(target_arch = "x86_64")]
+fn narrow<T, const N: usize>(list: [(usize, Ukr<T>); N]) -> [Option<(usize, Ukr<T>)>; 2] {
+    let mut out = [None, None];
+    for (slot, k) in out.iter_mut().zip(list) {
+        *slot = Some(k);
+    }
+    out
+}
+
+impl<T> Kernel<T> {
+    /// The micro-kernel for a column panel with `n` valid columns and the columns it
+    /// computes: the narrowest kernel that covers them.
+    fn for_cols(&self, n: usize) -> (Ukr<T>, usize) {
+        self.narrow
+            .iter()
+            .flatten()
+            .find(|&&(w, _)| n <= w && w < self.nr)
+            .map_or((self.ukr, self.nr), |&(w, k)| (k, w))
+    }
+}
 
 /// The kernel with its cache blocks replaced by `TSRS_GEMM_BLOCKS=mc,kc,nc` (for tuning
 /// experiments; malformed or zero values keep the defaults).
@@ -709,9 +859,16 @@ unsafe fn gemm_impl<T: GemmFloat>(
         unsafe { serial(&kern, p, pre) };
         return true;
     }
-    // Split the dimension with more micro-tiles into `threads` ranges of whole tiles.
+    // Split one dimension into `threads` ranges of whole tiles: the one whose busiest range
+    // has the least work, or (equal) the one with more micro-tiles.
     let (mt, nt) = (p.m.div_ceil(kern.mr), p.n.div_ceil(kern.nr));
-    let by_cols = nt >= mt;
+    let tasks = threads.min(mt.max(nt));
+    let (by_rows_cost, by_cols_cost) = split_costs(&kern, p.m, p.n, tasks);
+    let by_cols = if by_rows_cost == by_cols_cost {
+        nt >= mt
+    } else {
+        by_cols_cost < by_rows_cost
+    };
     let (tiles, unit, len) = if by_cols {
         (nt, kern.nr, p.n)
     } else {
@@ -781,6 +938,28 @@ unsafe fn gemm_impl<T: GemmFloat>(
     // SAFETY: forwarded from the caller.
     unsafe { run_ranges(&kern, p, pre, by_cols, &ranges) };
     true
+}
+
+/// The work of the busiest of `tasks` ranges when the rows are split and when the columns
+/// are (micro-tile rows times the columns its kernels compute, narrow kernels counted at
+/// their width). A 64-row product over 512 columns split by columns gave one thread five
+/// 48-wide panels and the other five and a 32-wide one: 13% more work than the other.
+fn split_costs<T>(kern: &Kernel<T>, m: usize, n: usize, tasks: usize) -> (usize, usize) {
+    let (mt, nt) = (m.div_ceil(kern.mr), n.div_ceil(kern.nr));
+    let width = |panel: usize| kern.for_cols(kern.nr.min(n - panel * kern.nr)).1;
+    let all_cols: usize = (0..nt).map(width).sum();
+    let busiest = |tiles: usize, cost: &dyn Fn(usize, usize) -> usize| {
+        let tasks = tasks.clamp(1, tiles.max(1));
+        (0..tasks)
+            .map(|t| cost(tiles * t / tasks, tiles * (t + 1) / tasks))
+            .max()
+            .unwrap_or(0)
+    };
+    let rows = busiest(mt, &|lo, hi| (hi - lo) * kern.mr * all_cols);
+    let cols = busiest(nt, &|lo, hi| {
+        mt * kern.mr * (lo..hi).map(width).sum::<usize>()
+    });
+    (rows, cols)
 }
 
 /// Runs the column (`by_cols`) or row ranges of the product as parallel tasks.
@@ -865,6 +1044,7 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                     let mut jr = 0;
                     while jr < nc {
                         let n = nr.min(nc - jr);
+                        let (ukr, _) = kern.for_cols(n);
                         let (b, ldb) = if let Some(pb) = packed_b {
                             // SAFETY: panel `(jc + jr) / nr` (`jc` and `jr` are multiples of
                             // `nr`), rows `pc..pc + kc`, of the caller's packed B.
@@ -909,7 +1089,7 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                             };
                             // SAFETY: the panels hold `kc` full rows (packing pads with zeros)
                             // and the tile's `m x n` block is inside this task's part of C.
-                            unsafe { (kern.ukr)(&tile) };
+                            unsafe { ukr(&tile) };
                             ir += mr;
                         }
                         jr += nr;
@@ -1024,6 +1204,17 @@ unsafe fn pack_b<T: GemmFloat>(
     partial_only: bool,
     out: &mut [T],
 ) {
+    if p.csb == 1 && !partial_only {
+        #[cfg(target_arch = "x86_64")]
+        if super::simd::has_avx2_fma() {
+            // SAFETY: forwarded from the caller; the CPU has AVX2.
+            unsafe { pack_b_rows_avx2(p, pc, kc, jc, nc, nr, out) };
+            return;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { pack_b_rows(p, pc, kc, jc, nc, nr, out) };
+        return;
+    }
     for (panel, dst) in out.chunks_exact_mut(nr * kc).enumerate() {
         let j0 = jc + panel * nr;
         let cols = nr.min(jc + nc - j0);
@@ -1067,6 +1258,97 @@ unsafe fn pack_b<T: GemmFloat>(
             d[cols..].fill(T::ZERO);
         }
     }
+}
+
+/// [`pack_b_rows`] compiled with AVX2, where a panel row (192 bytes for f32 on AVX-512) is
+/// copied by a few vector moves: without it the compiler calls `memcpy` for copies over 128
+/// bytes, and those calls were 4% of a 1024 product.
+///
+/// # Safety
+/// As [`pack_b_rows`]; the CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn pack_b_rows_avx2<T: GemmFloat>(
+    p: &Problem<T>,
+    pc: usize,
+    kc: usize,
+    jc: usize,
+    nc: usize,
+    nr: usize,
+    out: &mut [T],
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_b_rows(p, pc, kc, jc, nc, nr, out) }
+}
+
+/// [`pack_b`] for B with contiguous rows, a row at a time across every panel: reading B's
+/// rows in order, rather than each panel's `nr`-wide strip down `kc` rows (a new page per
+/// row when rows are 4 KB or more apart), and copying whole panel rows with fixed-size moves.
+///
+/// # Safety
+/// As [`pack_b`], with `p.csb == 1`.
+#[inline(always)]
+unsafe fn pack_b_rows<T: GemmFloat>(
+    p: &Problem<T>,
+    pc: usize,
+    kc: usize,
+    jc: usize,
+    nc: usize,
+    nr: usize,
+    out: &mut [T],
+) {
+    // SAFETY: row `pc + q` and columns `jc..jc + nc` lie inside B for every `q < kc` (caller
+    // contract), and B's columns are contiguous.
+    let row = |q: usize| unsafe {
+        std::slice::from_raw_parts(p.b.offset((pc + q) as isize * p.rsb + jc as isize), nc)
+    };
+    match nr {
+        48 => pack_rows_of::<T, 48>(row, kc, nc, out),
+        24 => pack_rows_of::<T, 24>(row, kc, nc, out),
+        16 => pack_rows_of::<T, 16>(row, kc, nc, out),
+        8 => pack_rows_of::<T, 8>(row, kc, nc, out),
+        _ => {
+            for q in 0..kc {
+                let src = row(q);
+                for (j0, d) in (0..nc).step_by(nr).zip(out.chunks_exact_mut(nr * kc)) {
+                    let cols = nr.min(nc - j0);
+                    let d = &mut d[q * nr..(q + 1) * nr];
+                    d[..cols].copy_from_slice(&src[j0..j0 + cols]);
+                    d[cols..].fill(T::ZERO);
+                }
+            }
+        }
+    }
+}
+
+/// The rows of [`pack_b_rows`] for panels of `NR` columns.
+#[inline(always)]
+fn pack_rows_of<'a, T: GemmFloat, const NR: usize>(
+    row: impl Fn(usize) -> &'a [T],
+    kc: usize,
+    nc: usize,
+    out: &mut [T],
+) {
+    let full = nc / NR;
+    for q in 0..kc {
+        let src = row(q);
+        for (panel, s) in src.chunks_exact(NR).enumerate() {
+            copy_fixed::<T, NR>(&mut out[(panel * kc + q) * NR..][..NR], s);
+        }
+        let tail = &src[full * NR..];
+        if !tail.is_empty() {
+            let d = &mut out[(full * kc + q) * NR..][..NR];
+            d[..tail.len()].copy_from_slice(tail);
+            d[tail.len()..].fill(T::ZERO);
+        }
+    }
+}
+
+/// Copies exactly `N` values (inline moves where the vector width allows).
+#[inline(always)]
+fn copy_fixed<T: Copy, const N: usize>(dst: &mut [T], src: &[T]) {
+    let d: &mut [T; N] = dst.try_into().expect("panel row");
+    *d = *<&[T; N]>::try_from(src).expect("panel row");
 }
 
 #[cfg(test)]
@@ -1208,7 +1490,8 @@ mod tests {
         // Remainders of every micro-tile width (6, 8, 16, 24, 48) and block edges.
         let dims = [1, 2, 5, 7, 8, 9, 15, 17, 23, 25, 47, 49, 97];
         for &m in &dims {
-            for &n in &[1, 3, 16, 24, 33, 48, 50, 97] {
+            // Also exactly the narrow kernels' widths (8, 16, 32), alone and after a panel.
+            for &n in &[1, 3, 8, 16, 24, 32, 33, 48, 50, 80, 97] {
                 for &k in &[1, 4, 31] {
                     let (ta, tb) = ((m + n) % 2 == 0, (m + k) % 3 == 0);
                     check::<f32>(
@@ -1226,6 +1509,40 @@ mod tests {
                     );
                     check::<f64>(m, n, k, tb, ta, m % 2 == 0, 1.0, 1.0, true, |v| v, 1e-13);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_split_balances_the_busiest_thread() {
+        for kern in f32::kernels() {
+            let (mr, nr) = (kern.mr, kern.nr);
+            // Ten full column panels and one of two thirds: split by columns, one thread
+            // gets five panels and the other six; by rows, both get half the row tiles.
+            let (m, n) = (8 * mr, 10 * nr + 2 * nr / 3);
+            let (rows, cols) = split_costs(&kern, m, n, 2);
+            let (_, last) = kern.for_cols(n % nr);
+            assert_eq!(rows, 4 * mr * (10 * nr + last), "{}", kern.name);
+            assert_eq!(cols, 8 * mr * (5 * nr + last), "{}", kern.name);
+            assert!(rows < cols);
+            // Many row tiles and few whole panels: the rows split evenly.
+            let (rows, cols) = split_costs(&kern, 64 * mr, 3 * nr, 2);
+            assert_eq!(rows, 32 * mr * 3 * nr);
+            assert_eq!(cols, 64 * mr * 2 * nr);
+            // One row tile cannot be split by rows.
+            let (rows, cols) = split_costs(&kern, mr, 4 * nr, 2);
+            assert!(cols < rows);
+        }
+    }
+
+    #[test]
+    fn narrow_kernels_cover_their_widths_and_the_full_one_the_rest() {
+        for kern in f32::kernels() {
+            for n in 1..=kern.nr {
+                let (_, w) = kern.for_cols(n);
+                assert!(w >= n && w <= kern.nr, "{} n={n}", kern.name);
+                let narrower = kern.narrow.iter().flatten().any(|&(v, _)| v >= n && v < w);
+                assert!(!narrower, "{} n={n} ran {w} columns", kern.name);
             }
         }
     }
