@@ -204,12 +204,36 @@ mod tests {
         assert!(t.elapsed() >= hold);
     }
 
+    /// With the kernels' thread count at one, a large elementwise loop runs on the calling
+    /// thread only (it once read the pool's size and split anyway). Called by the test that
+    /// sets the count, so no other test changes it meanwhile.
+    fn one_thread_runs_elementwise_loops_serially() {
+        use crate::cpu::loops::{LoopOperand, Plan, SendPtr};
+        let mut buf = vec![0f32; 1 << 20];
+        let op = LoopOperand {
+            ptr: SendPtr(buf.as_mut_ptr() as *mut u8),
+            strides: smallvec::SmallVec::from_slice(&[4]),
+        };
+        let plan = Plan::<1>::new(&[buf.len() as i64], &[0], [op]);
+        let seen = std::sync::Mutex::new(Vec::new());
+        plan.run_indexed(1, |_, _, _, _| {
+            seen.lock().unwrap().push(rayon::current_thread_index())
+        });
+        let seen = seen.into_inner().unwrap();
+        assert!(!seen.is_empty());
+        assert!(
+            seen.iter().all(|&t| t == rayon::current_thread_index()),
+            "{seen:?}"
+        );
+    }
+
     #[test]
     fn thread_count_is_positive_and_settable() {
         let n = num_threads();
         assert!(n >= 1);
         set_num_threads(1);
         assert_eq!(num_threads(), 1);
+        one_thread_runs_elementwise_loops_serially();
         set_num_threads(0);
         assert_eq!(num_threads(), 1);
         set_num_threads(n);

@@ -103,7 +103,7 @@ impl<const N: usize> Plan<N> {
         if self.numel == 0 {
             return;
         }
-        let threads = rayon::current_num_threads();
+        let threads = crate::threads::num_threads();
         let work = self.numel.saturating_mul(cost.max(1));
         if work < 2 * GRAIN_SIZE || threads <= 1 || self.numel < 2 {
             self.run_range_mut(0, self.numel, &mut |pos, p, s, n| f(pos, p, s, n));

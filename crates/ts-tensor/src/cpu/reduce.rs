@@ -103,7 +103,7 @@ pub(crate) fn reduce<T, A, S, C, E>(
     if shape.outer_numel == 0 {
         return;
     }
-    let threads = rayon::current_num_threads();
+    let threads = crate::threads::num_threads();
     if shape.outer_numel == 1 {
         let n = shape.inner_numel;
         if n >= 2 * GRAIN_SIZE && threads > 1 {
