@@ -211,156 +211,88 @@ macro_rules! microkernel {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::Tile;
-    microkernel!(
-        f32_avx512_16,
-        f32,
-        "avx512f,avx2,fma",
-        16,
-        8,
-        1,
-        32,
-        _mm512_setzero_ps,
-        _mm512_set1_ps,
-        _mm512_loadu_ps,
-        _mm512_storeu_ps,
-        _mm512_fmadd_ps,
-        _mm512_mul_ps
-    );
-    microkernel!(
-        f32_avx512_32,
-        f32,
-        "avx512f,avx2,fma",
-        16,
-        8,
-        2,
-        32,
-        _mm512_setzero_ps,
-        _mm512_set1_ps,
-        _mm512_loadu_ps,
-        _mm512_storeu_ps,
-        _mm512_fmadd_ps,
-        _mm512_mul_ps
-    );
-    microkernel!(
-        f64_avx512_8,
-        f64,
-        "avx512f,avx2,fma",
-        8,
-        8,
-        1,
-        32,
-        _mm512_setzero_pd,
-        _mm512_set1_pd,
-        _mm512_loadu_pd,
-        _mm512_storeu_pd,
-        _mm512_fmadd_pd,
-        _mm512_mul_pd
-    );
-    microkernel!(
-        f64_avx512_16,
-        f64,
-        "avx512f,avx2,fma",
-        8,
-        8,
-        2,
-        32,
-        _mm512_setzero_pd,
-        _mm512_set1_pd,
-        _mm512_loadu_pd,
-        _mm512_storeu_pd,
-        _mm512_fmadd_pd,
-        _mm512_mul_pd
-    );
-    microkernel!(
-        f32_avx2_8,
-        f32,
-        "avx2,fma",
-        8,
-        6,
-        1,
-        0,
-        _mm256_setzero_ps,
-        _mm256_set1_ps,
-        _mm256_loadu_ps,
-        _mm256_storeu_ps,
-        _mm256_fmadd_ps,
-        _mm256_mul_ps
-    );
-    microkernel!(
-        f64_avx2_4,
-        f64,
-        "avx2,fma",
-        4,
-        6,
-        1,
-        0,
-        _mm256_setzero_pd,
-        _mm256_set1_pd,
-        _mm256_loadu_pd,
-        _mm256_storeu_pd,
-        _mm256_fmadd_pd,
-        _mm256_mul_pd
-    );
 
-    microkernel!(
-        f32_avx512,
+    /// Micro-kernels of one element type and instruction set, all of `$mr` rows: the full one
+    /// and the narrow ones for a product's last column panel, `name: vectors` each.
+    macro_rules! kernels {
+        ($T:ty, $feat:literal, $lanes:literal, $mr:literal, $pf:literal,
+         [$zero:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident, $mul:ident],
+         $($name:ident: $nv:literal),*) => {
+            $(microkernel!(
+                $name, $T, $feat, $lanes, $mr, $nv, $pf, $zero, $set1, $load, $store, $fmadd, $mul
+            );)*
+        };
+    }
+
+    kernels!(
         f32,
         "avx512f,avx2,fma",
         16,
         8,
-        3,
         32,
-        _mm512_setzero_ps,
-        _mm512_set1_ps,
-        _mm512_loadu_ps,
-        _mm512_storeu_ps,
-        _mm512_fmadd_ps,
-        _mm512_mul_ps
+        [
+            _mm512_setzero_ps,
+            _mm512_set1_ps,
+            _mm512_loadu_ps,
+            _mm512_storeu_ps,
+            _mm512_fmadd_ps,
+            _mm512_mul_ps
+        ],
+        f32_avx512: 3,
+        f32_avx512_16: 1,
+        f32_avx512_32: 2
     );
-    microkernel!(
-        f64_avx512,
+    kernels!(
         f64,
         "avx512f,avx2,fma",
         8,
         8,
-        3,
         32,
-        _mm512_setzero_pd,
-        _mm512_set1_pd,
-        _mm512_loadu_pd,
-        _mm512_storeu_pd,
-        _mm512_fmadd_pd,
-        _mm512_mul_pd
+        [
+            _mm512_setzero_pd,
+            _mm512_set1_pd,
+            _mm512_loadu_pd,
+            _mm512_storeu_pd,
+            _mm512_fmadd_pd,
+            _mm512_mul_pd
+        ],
+        f64_avx512: 3,
+        f64_avx512_8: 1,
+        f64_avx512_16: 2
     );
-    microkernel!(
-        f32_avx2,
+    kernels!(
         f32,
         "avx2,fma",
         8,
         6,
-        2,
         0,
-        _mm256_setzero_ps,
-        _mm256_set1_ps,
-        _mm256_loadu_ps,
-        _mm256_storeu_ps,
-        _mm256_fmadd_ps,
-        _mm256_mul_ps
+        [
+            _mm256_setzero_ps,
+            _mm256_set1_ps,
+            _mm256_loadu_ps,
+            _mm256_storeu_ps,
+            _mm256_fmadd_ps,
+            _mm256_mul_ps
+        ],
+        f32_avx2: 2,
+        f32_avx2_8: 1
     );
-    microkernel!(
-        f64_avx2,
+    kernels!(
         f64,
         "avx2,fma",
         4,
         6,
-        2,
         0,
-        _mm256_setzero_pd,
-        _mm256_set1_pd,
-        _mm256_loadu_pd,
-        _mm256_storeu_pd,
-        _mm256_fmadd_pd,
-        _mm256_mul_pd
+        [
+            _mm256_setzero_pd,
+            _mm256_set1_pd,
+            _mm256_loadu_pd,
+            _mm256_storeu_pd,
+            _mm256_fmadd_pd,
+            _mm256_mul_pd
+        ],
+        f64_avx2: 2,
+        f64_avx2_4: 1
     );
 
     /// Writes the transpose of 8 rows of `kc` contiguous f32 (row `i` at `src + i * rs`): `kc`
