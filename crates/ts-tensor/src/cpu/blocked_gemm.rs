@@ -791,6 +791,7 @@ unsafe fn gemm_impl<T: GemmFloat>(
         unsafe { serial(&kern, p, pre) };
         return true;
     }
+    crate::threads::parallel_region();
     // Split one dimension into `threads` ranges of whole tiles (see `split_by_cols`).
     let (mt, nt) = (p.m.div_ceil(kern.mr), p.n.div_ceil(kern.nr));
     let by_cols = split_by_cols(&kern, p, pre, threads);

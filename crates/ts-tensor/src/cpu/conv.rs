@@ -778,6 +778,7 @@ fn conv2d_slices<T: ConvFloat>(
             });
         };
         if outer {
+            crate::threads::parallel_region();
             (0..tasks).into_par_iter().for_each(one);
         } else {
             (0..tasks).for_each(one);
@@ -894,6 +895,7 @@ fn conv2d_slices<T: ConvFloat>(
         }
     };
     if outer {
+        crate::threads::parallel_region();
         (0..tasks).into_par_iter().for_each(one);
     } else {
         (0..tasks).for_each(one);

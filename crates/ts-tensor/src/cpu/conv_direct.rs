@@ -206,6 +206,7 @@ impl Direct<'_> {
         };
         let tasks = outer * tiles;
         if threads > 1 && tasks > 1 {
+            crate::threads::parallel_region();
             (0..tasks).into_par_iter().for_each(task);
         } else {
             (0..tasks).for_each(task);

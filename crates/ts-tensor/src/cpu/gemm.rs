@@ -134,6 +134,7 @@ pub(crate) fn gemm_batched(
             };
             if split_batches {
                 use rayon::prelude::*;
+                crate::threads::parallel_region();
                 (0..batch).into_par_iter().for_each(one);
             } else {
                 (0..batch).for_each(one);

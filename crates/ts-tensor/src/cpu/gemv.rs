@@ -85,6 +85,7 @@ pub(crate) unsafe fn try_gemv<T: GemmFloat>(p: &Problem<T>, threads: usize) -> b
     if tasks <= 1 {
         run(0, p.n);
     } else {
+        crate::threads::parallel_region();
         (0..tasks)
             .into_par_iter()
             .for_each(|t| run(p.n * t / tasks, p.n * (t + 1) / tasks));

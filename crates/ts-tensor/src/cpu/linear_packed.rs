@@ -90,7 +90,7 @@ pub(crate) fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Resu
         // `ceil(n / nr)` panels of `k x nr`, packed for the fastest kernel (the one
         // `micro_tile` described) and kept alive by `packed`; C is the fresh `[rows, n]`
         // output, disjoint from both, that only this call writes.
-        unsafe { blocked_gemm::gemm_packed(&p, pre, crate::threads::kernel_threads()) }
+        unsafe { blocked_gemm::gemm_packed(&p, pre, crate::threads::num_threads()) }
     })
     .map(|done| done.then_some(out))
 }

@@ -323,6 +323,7 @@ fn attend(
         // Heads in parallel (a batch of one has as much parallelism as many batches): each
         // writes its own `[L, d]` block, copied into its columns of `o` afterwards.
         use rayon::prelude::*;
+        crate::threads::parallel_region();
         let mut heads_out = vec![0.0f32; batch * heads * l * d];
         p.par_chunks_mut(l * s)
             .zip(heads_out.par_chunks_mut(l * d))
@@ -487,7 +488,7 @@ pub(crate) fn multi_head_attention(
     let Some(mask) = dims.mask(mask, mask_type)? else {
         return Ok(None);
     };
-    let threads = crate::threads::kernel_threads();
+    let threads = crate::threads::num_threads();
     let ue = dims.embed;
     let (out, p) = if Tensor::is_same(query, key) && Tensor::is_same(key, value) {
         let Some(x) = F32Data::of(query, &qs)? else {
@@ -601,7 +602,7 @@ pub(crate) fn encoder_layer(
     let Some(mask) = dims.mask(mask, mask_type)? else {
         return Ok(None);
     };
-    let threads = crate::threads::kernel_threads();
+    let threads = crate::threads::num_threads();
     let (ue, uf) = (dims.embed, f as usize);
     let rows = dims.batch * dims.l;
     let xv = x_data.slice();

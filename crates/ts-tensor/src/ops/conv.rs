@@ -335,7 +335,7 @@ fn conv2d_forward(x: &Tensor, w: &Tensor, bias: Option<&Tensor>, p: &Params) -> 
         };
         // Every element is written (bias fill or an overwriting product), so no zero fill.
         let out = crate::cpu::contiguous::uninit_contiguous(&out_shape, ct)?;
-        let threads = crate::threads::kernel_threads();
+        let threads = crate::threads::num_threads();
         if ct == DType::Float32 {
             conv2d_tiled::<f32>(&xc, &wc, bc.as_ref(), shape, &out, threads)?;
         } else {

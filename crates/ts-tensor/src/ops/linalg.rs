@@ -99,7 +99,7 @@ pub(crate) fn product(
                 base.is_some(),
                 beta.to_f64(),
                 alpha.to_f64(),
-                crate::threads::kernel_threads(),
+                crate::threads::num_threads(),
             )?;
             Ok(out)
         }

@@ -95,7 +95,7 @@ pub(crate) fn depthwise(
     }
     let rows = s.nb * s.oh;
     let parts = if rows * s.ow * c * wt.taps >= PARALLEL_MACS {
-        crate::threads::kernel_threads()
+        crate::threads::num_threads()
     } else {
         1
     };
@@ -126,6 +126,7 @@ pub(crate) fn depthwise(
     };
     let rs = ranges(rows, parts, 1);
     if rs.len() > 1 {
+        crate::threads::parallel_region();
         rs.into_par_iter().for_each(task);
     } else {
         rs.into_iter().for_each(task);

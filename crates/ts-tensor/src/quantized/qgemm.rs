@@ -182,7 +182,7 @@ pub(crate) fn conv_pixels(
     assert!(available(), "the u8 x i8 kernels need AVX-512 VNNI");
     assert!(a.len() >= images * w.kq * pp * 4 && out.len() >= images * w.n * p);
     let parts = if images * p * w.n * w.k >= PARALLEL_MACS {
-        crate::threads::kernel_threads()
+        crate::threads::num_threads()
     } else {
         1
     };
@@ -202,6 +202,7 @@ pub(crate) fn conv_pixels(
     };
     let rs = ranges(w.n, parts, 6);
     if rs.len() > 1 {
+        crate::threads::parallel_region();
         rs.into_par_iter().for_each(task);
     } else {
         rs.into_iter().for_each(task);
@@ -403,7 +404,7 @@ pub(crate) fn rows_channels(
     };
     assert!(out.len() >= last);
     let parts = if m * w.n * w.k >= PARALLEL_MACS {
-        crate::threads::kernel_threads()
+        crate::threads::num_threads()
     } else {
         1
     };
@@ -419,6 +420,7 @@ pub(crate) fn rows_channels(
     };
     let rs = ranges(w.n.div_ceil(16), parts, 1);
     if rs.len() > 1 {
+        crate::threads::parallel_region();
         rs.into_par_iter().for_each(task);
     } else {
         rs.into_iter().for_each(task);
