@@ -22,18 +22,13 @@ fn only_kernels_that_split_keep_a_worker_spinning() {
     }
     let (small, x) = (filled(&[8, 8]), filled(&[1, 4, 6, 6]));
     let w = filled(&[4, 4, 3, 3]);
+    // Grouped: 16 tasks of a few hundred multiply-adds, which once ran split.
+    let (xg, wg) = (filled(&[2, 16, 6, 6]), filled(&[16, 2, 3, 3]));
+    let pad = ConvPadding::Explicit(vec![1]);
     for _ in 0..50 {
         small.mm(&small).unwrap();
-        conv2d(
-            &x,
-            &w,
-            None,
-            &[1, 1],
-            &ConvPadding::Explicit(vec![1]),
-            &[1, 1],
-            1,
-        )
-        .unwrap();
+        conv2d(&x, &w, None, &[1, 1], &pad, &[1, 1], 1).unwrap();
+        conv2d(&xg, &wg, None, &[1, 1], &pad, &[1, 1], 8).unwrap();
     }
     assert!(
         !threads::worker_spinning(),
