@@ -791,7 +791,6 @@ unsafe fn gemm_impl<T: GemmFloat>(
         unsafe { serial(&kern, p, pre) };
         return true;
     }
-    crate::threads::parallel_region();
     // Split one dimension into `threads` ranges of whole tiles (see `split_by_cols`).
     let (mt, nt) = (p.m.div_ceil(kern.mr), p.n.div_ceil(kern.nr));
     let by_cols = split_by_cols(&kern, p, pre, threads);
@@ -809,6 +808,10 @@ unsafe fn gemm_impl<T: GemmFloat>(
         })
         .filter(|(lo, hi)| lo < hi)
         .collect();
+    if ranges.len() > 1 {
+        // A single micro-tile row and column (a deep, narrow product) runs on one thread.
+        crate::threads::parallel_region();
+    }
     // The operand every task reads whole (B when the rows are split, A when the columns are)
     // is packed once, by all the threads, instead of once per task: on a 512 product split by
     // rows each thread packed all of B, ~8% of the time.
