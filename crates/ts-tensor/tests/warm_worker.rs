@@ -34,6 +34,13 @@ fn only_kernels_that_split_keep_a_worker_spinning() {
         !threads::worker_spinning(),
         "small serial kernels started a spinning worker"
     );
+    // 2M multiply-adds: worth splitting for a spinning worker, not worth waking a sleeping one.
+    let (mid_a, mid_b) = (filled(&[128, 128]), filled(&[128, 128]));
+    mid_a.mm(&mid_b).unwrap();
+    assert!(
+        !threads::worker_spinning(),
+        "a mid-sized product woke a sleeping worker"
+    );
     let big = filled(&[256, 256]);
     let c = big.mm(&big).unwrap();
     assert_eq!(c.sizes().as_slice(), &[256, 256]);

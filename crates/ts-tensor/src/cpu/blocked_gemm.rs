@@ -19,6 +19,22 @@ const SHARED_MAX: usize = 1 << 23;
 /// made two threads slower than one on small layers (a training step's MLP, attention heads).
 pub(crate) const PARALLEL_WORK: usize = 1 << 20;
 
+/// Multiply-adds under which a product runs on one thread when no worker is spinning: waking a
+/// sleeping one costs a futex call and, on a virtual machine, an inter-processor interrupt, and
+/// leaves it spinning for the rest of the model. A detection model whose one mid-sized
+/// convolution (2.4M multiply-adds) split ran 3-5% slower at 2 threads than at 1.
+pub(crate) const COLD_PARALLEL_WORK: usize = 4 * PARALLEL_WORK;
+
+/// The multiply-adds from which a product or convolution splits across threads now:
+/// [`PARALLEL_WORK`] while a worker spins for the next kernel, [`COLD_PARALLEL_WORK`] otherwise.
+pub(crate) fn parallel_work() -> usize {
+    if crate::threads::worker_spinning() {
+        PARALLEL_WORK
+    } else {
+        COLD_PARALLEL_WORK
+    }
+}
+
 /// A micro-kernel: one tile of C from packed panels.
 type Ukr<T> = unsafe fn(&Tile<T>);
 
@@ -786,7 +802,7 @@ unsafe fn gemm_impl<T: GemmFloat>(
         return true;
     }
     let work = p.m.saturating_mul(p.n).saturating_mul(p.k);
-    if threads <= 1 || work < PARALLEL_WORK {
+    if threads <= 1 || work < parallel_work() {
         // SAFETY: forwarded from the caller.
         unsafe { serial(&kern, p, pre) };
         return true;

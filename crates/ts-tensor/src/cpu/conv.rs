@@ -631,7 +631,7 @@ fn conv2d_slices<T: ConvFloat>(
     // a second core spinning for the rest of the model (wav2vec2's grouped positional
     // convolution, 32 tiny tasks, made the whole model 5% slower at 2 threads than at 1).
     let macs = (s.n * s.o).saturating_mul(l).saturating_mul(kk);
-    let threads = if macs < crate::cpu::blocked_gemm::PARALLEL_WORK && !forced(&FORCE_SPLIT) {
+    let threads = if macs < crate::cpu::blocked_gemm::parallel_work() && !forced(&FORCE_SPLIT) {
         1
     } else {
         threads

@@ -111,6 +111,7 @@ impl<const N: usize> Plan<N> {
         }
         let chunks = (work / GRAIN_SIZE).min(threads * 4).min(self.numel).max(1);
         let chunk = self.numel.div_ceil(chunks);
+        crate::threads::parallel_region();
         (0..chunks).into_par_iter().for_each(|c| {
             let start = c * chunk;
             let end = (start + chunk).min(self.numel);

@@ -110,6 +110,7 @@ pub(crate) fn reduce<T, A, S, C, E>(
             let chunks = (n / GRAIN_SIZE).min(threads * 4).max(1);
             let chunk = n.div_ceil(chunks);
             let base_ptr = SendPtr(base);
+            crate::threads::parallel_region();
             let parts: Vec<A> = (0..chunks)
                 .into_par_iter()
                 .map(|c| {
