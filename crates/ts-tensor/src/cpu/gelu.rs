@@ -3,7 +3,12 @@
 //! `t` from `vrcp14ps` and one Newton step instead of a division, `e^w` from a degree-5
 //! polynomial with the power of two applied by `vscalefps`, and the halving folded into its
 //! coefficients: ~31 instructions per 16 lanes, eight vectors at a time with every constant an
-//! embedded-broadcast memory operand. The scalar-form kernels the compiler
+//! embedded-broadcast memory operand. Eight vectors with every `|x| <= 3` (96% of blocks of
+//! normal activations) take a shorter path instead: `x (1/2 + x R(x^2))` with `R` a degree-10
+//! fit, ~16 instructions per 16 lanes, as accurate as torch's own formula there (absolute error
+//! under 4e-7; torch's `erf` is within 1.5e-7 of `erf`, so its `Φ` within 7.5e-8 and its GELU
+//! within 2.3e-7 at `|x| = 3`); this brought the 2-thread kernel from above torch's time to
+//! below it. The scalar-form kernels the compiler
 //! vectorizes evaluate both of `erf`'s branches per element (about 70 instructions per 16
 //! lanes), and written through a division the formula lost on a Xeon, where a zmm division
 //! costs more than a polynomial; neither the approximate reciprocal nor `vscalefps` can be
@@ -53,9 +58,29 @@ const HALF_EXP: [f32; 6] = [
     0.5 * 1.000_000_1,
 ];
 
+/// Where the AVX-512 kernel's short path applies: `|x| <=` this for all 128 lanes of a step.
+const SHORT_MAX: f32 = 3.0;
+
+/// `R(s)` with `gelu(x) = x (1/2 + x R(x^2))` on `|x| <= 3`, in `u = s / 9 - 1/2` (the
+/// powers of `s` itself lost four digits to cancellation in f32), highest power first; fitted
+/// for the error of `gelu` relative to its value plus a small absolute part.
+const SHORT_R: [f32; 11] = [
+    2.671_641_8e-3,
+    -6.448_088_2e-3,
+    1.326_899_5e-2,
+    -2.777_984_4e-2,
+    5.236_815_7e-2,
+    -8.734_907_2e-2,
+    1.283_419_9e-1,
+    -1.645_681_7e-1,
+    1.838_890_3e-1,
+    -1.856_649_7e-1,
+    2.277_131_7e-1,
+];
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{G, HALF_EXP};
+    use super::{G, HALF_EXP, SHORT_MAX, SHORT_R};
     use std::arch::x86_64::*;
 
     /// The AVX-512 kernel's constants, one `f32` each: read through a pointer the compiler
@@ -63,7 +88,7 @@ mod x86 {
     /// (`{1to16}`) instead of a register, so eight vectors fit in flight without the
     /// constant copies and reloads that register pressure cost four.
     #[repr(C, align(64))]
-    struct Consts([f32; 24]);
+    struct Consts([f32; 40]);
 
     // Indices of `Consts` past the two polynomials.
     const C_HALF_EXP: usize = G.len();
@@ -75,9 +100,12 @@ mod x86 {
     const C_ROUND: usize = C_MAX_AX + 5;
     const C_LN2: usize = C_MAX_AX + 6;
     const C_NEG_ZERO: usize = C_MAX_AX + 7;
+    const C_SHORT_MAX: usize = C_MAX_AX + 8;
+    const C_NINTH: usize = C_MAX_AX + 9;
+    const C_SHORT_R: usize = C_MAX_AX + 10;
 
     static CONSTS: Consts = {
-        let mut c = [0f32; 24];
+        let mut c = [0f32; 40];
         let mut i = 0;
         while i < G.len() {
             c[i] = G[i];
@@ -96,6 +124,13 @@ mod x86 {
         c[C_ROUND] = 12_582_912.0;
         c[C_LN2] = std::f32::consts::LN_2;
         c[C_NEG_ZERO] = -0.0;
+        c[C_SHORT_MAX] = SHORT_MAX;
+        c[C_NINTH] = 1.0 / (SHORT_MAX * SHORT_MAX);
+        let mut i = 0;
+        while i < SHORT_R.len() {
+            c[C_SHORT_R + i] = SHORT_R[i];
+            i += 1;
+        }
         Consts(c)
     };
 
@@ -162,6 +197,35 @@ mod x86 {
         }};
     }
 
+    /// `gelu(x)` for `$n` vectors whose lanes all have `|x| <= 3`: `x (1/2 + x R(x^2))`
+    /// (see [`SHORT_R`]); `-0` stays `-0` (the last step multiplies by `x`).
+    macro_rules! gelu16_short {
+        ($x:expr, $k:expr, $n:expr) => {{
+            let x: [__m512; $n] = $x;
+            let k: *const f32 = $k;
+            // SAFETY: every index below is inside `CONSTS`.
+            let c = |i: usize| _mm512_set1_ps(*k.add(i));
+            let mut out = [_mm512_setzero_ps(); $n];
+            let mut u = [_mm512_setzero_ps(); $n];
+            for j in 0..$n {
+                u[j] = _mm512_fmsub_ps(_mm512_mul_ps(x[j], x[j]), c(C_NINTH), c(C_HALF));
+            }
+            let mut p = [_mm512_setzero_ps(); $n];
+            for j in 0..$n {
+                p[j] = _mm512_fmadd_ps(u[j], c(C_SHORT_R), c(C_SHORT_R + 1));
+            }
+            for i in C_SHORT_R + 2..C_SHORT_R + SHORT_R.len() {
+                for j in 0..$n {
+                    p[j] = _mm512_fmadd_ps(p[j], u[j], c(i));
+                }
+            }
+            for j in 0..$n {
+                out[j] = _mm512_mul_ps(x[j], _mm512_fmadd_ps(x[j], p[j], c(C_HALF)));
+            }
+            out
+        }};
+    }
+
     /// Vectors per step of the AVX-512 kernel: with its constants in memory operands, eight
     /// chains side by side fit the registers.
     const AVX512_VECTORS: usize = 8;
@@ -195,7 +259,20 @@ mod x86 {
                 for (j, v) in x.iter_mut().enumerate() {
                     *v = _mm512_loadu_ps(src.add(i + LANES * j));
                 }
-                for (j, v) in gelu16!(x, k, NV).into_iter().enumerate() {
+                // NaN compares "not <=" and takes the full path.
+                let mut outside: __mmask16 = 0;
+                for v in x {
+                    outside |= _mm512_cmp_ps_mask::<_CMP_NLE_UQ>(
+                        _mm512_abs_ps(v),
+                        _mm512_set1_ps(*k.add(C_SHORT_MAX)),
+                    );
+                }
+                let y = if outside == 0 {
+                    gelu16_short!(x, k, NV)
+                } else {
+                    gelu16!(x, k, NV)
+                };
+                for (j, v) in y.into_iter().enumerate() {
                     _mm512_storeu_ps(dst.add(i + LANES * j), v);
                 }
             }
@@ -379,8 +456,15 @@ mod tests {
 
     /// The error allowed at `x`: 6e-7 relative, plus the rounding of the exponent `-x^2 / 2`
     /// formed in f32 (relative `1e-7 x^2`, which matters in the far negative tail only).
+    /// Within `|x| <= 3` the AVX-512 kernel's short path may also be 4e-7 off in absolute
+    /// terms (torch's own formula: 2.3e-7 at `|x| = 3`).
     fn tolerance(x: f32, want: f64) -> f64 {
-        (6e-7 + 1e-7 * (x as f64).powi(2)) * want.abs() + 1e-37
+        let short = if x.abs() <= super::SHORT_MAX {
+            4e-7
+        } else {
+            0.0
+        };
+        (6e-7 + 1e-7 * (x as f64).powi(2)) * want.abs() + 1e-37 + short
     }
 
     #[test]
@@ -412,6 +496,39 @@ mod tests {
     fn dense_range_in_place_and_special_values() {
         for k in kernels() {
             dense_range_in_place(k);
+        }
+    }
+
+    #[test]
+    fn short_path_blocks_keep_signs_and_hand_nan_to_the_full_path() {
+        for k in kernels() {
+            // 128 lanes (one step) inside |x| <= 3, with zeros, tiny values and the bounds.
+            let mut src: Vec<f32> = (0..128).map(|i| -3.0 + i as f32 * (6.0 / 127.0)).collect();
+            src[3] = -0.0;
+            src[4] = 0.0;
+            src[5] = -1e-30;
+            src[6] = 1e-30;
+            src[7] = -3.0;
+            src[8] = 3.0;
+            let mut with_nan = src.clone();
+            with_nan[100] = f32::NAN;
+            for v in [src, with_nan] {
+                let mut out = vec![0f32; v.len()];
+                // SAFETY: both hold `v.len()` values; disjoint; the kernel's features detected.
+                unsafe { k(v.as_ptr(), out.as_mut_ptr(), v.len()) };
+                for (&x, &got) in v.iter().zip(&out) {
+                    if x.is_nan() {
+                        assert!(got.is_nan());
+                        continue;
+                    }
+                    let want = reference(x);
+                    let err = (got as f64 - want).abs();
+                    assert!(err <= tolerance(x, want), "gelu({x}) = {got} want {want}");
+                    if x == 0.0 {
+                        assert_eq!(got.is_sign_negative(), x.is_sign_negative(), "gelu({x})");
+                    }
+                }
+            }
         }
     }
 
