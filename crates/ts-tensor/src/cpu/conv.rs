@@ -232,20 +232,49 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
         top.fill(zero);
         let (body, bottom) = rest.split_at_mut(g.h * wr);
         bottom.fill(zero);
-        for (line, d) in src.chunks_exact(g.w.max(1)).zip(body.chunks_exact_mut(wr)) {
-            if g.sw == 1 {
+        if g.sw == 1 {
+            for (line, d) in src.chunks_exact(g.w.max(1)).zip(body.chunks_exact_mut(wr)) {
                 d[..g.pw].fill(zero);
                 d[g.pw..g.pw + g.w].copy_from_slice(line);
                 d[g.pw + g.w..].fill(zero);
+            }
+            return;
+        }
+        // Strided: each line padded into `row`, whose column `q * sw + ph` then goes to
+        // `d[ph * wq + q]`, in branch-free loops the compiler vectorizes; testing every column
+        // against the input's edges cost ~2.5 cycles an element, half the time of a stride-2
+        // 1 x 1 layer of ResNet-18.
+        // Rows and phases no tap reads are left as they are (a stride-2 1 x 1 layer reads a
+        // quarter of its input); the buffer's elements are initialized either way.
+        let mut row = vec![zero; wr];
+        let in_place = g.pw == 0 && wr == g.w;
+        for (y, (line, d)) in src
+            .chunks_exact(g.w.max(1))
+            .zip(body.chunks_exact_mut(wr))
+            .enumerate()
+        {
+            if !row_is_read(g, g.ph + y) {
+                continue;
+            }
+            let row: &[T] = if in_place {
+                line
+            } else {
+                row[g.pw..g.pw + g.w].copy_from_slice(line);
+                &row
+            };
+            if g.sw == 2 && phase_is_read(g, 1) {
+                let (d0, d1) = d.split_at_mut(wq);
+                for ((a, b), pair) in d0.iter_mut().zip(d1).zip(row.chunks_exact(2)) {
+                    *a = pair[0];
+                    *b = pair[1];
+                }
             } else {
                 for (ph, dq) in d.chunks_exact_mut(wq).enumerate() {
-                    for (q, v) in dq.iter_mut().enumerate() {
-                        // Padded column `c`; past the input (either side) it is zero.
-                        let c = q * g.sw + ph;
-                        *v = match c.checked_sub(g.pw) {
-                            Some(i) if i < g.w => line[i],
-                            _ => zero,
-                        };
+                    if !phase_is_read(g, ph) {
+                        continue;
+                    }
+                    for (v, &c) in dq.iter_mut().zip(row[ph..].iter().step_by(g.sw)) {
+                        *v = c;
                     }
                 }
             }
@@ -269,6 +298,19 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
     }
     out.resize(planes * pplane + slack, zero);
     out
+}
+
+/// Whether some tap reads padded row `r` (`r = oy * sh + ki * dh` for an output row `oy`).
+fn row_is_read(g: &Window, r: usize) -> bool {
+    (0..g.kh).any(|ki| {
+        r.checked_sub(ki * g.dh)
+            .is_some_and(|o| o % g.sh.max(1) == 0 && o / g.sh.max(1) < g.oh)
+    })
+}
+
+/// Whether some tap reads column phase `ph` of a padded row (see [`phased_row`]).
+fn phase_is_read(g: &Window, ph: usize) -> bool {
+    (0..g.kw).any(|kj| kj * g.dw % g.sw.max(1) == ph)
 }
 
 /// Elements of padded planes from which [`padded_planes`] runs on several threads.
@@ -1062,6 +1104,11 @@ mod tests {
             (23, 31, 11, 4, 2, 1),
             (17, 19, 3, 2, 0, 3),
             (10, 64, 2, 3, 0, 1),
+            // Rows and column phases no tap reads are skipped when padding: 1 x 1 stride 2
+            // (odd rows and phase 1 unread) and 3, a 2 x 2 stride 2 (both phases read).
+            (7, 56, 1, 2, 0, 1),
+            (8, 9, 1, 3, 0, 1),
+            (9, 12, 2, 2, 1, 1),
         ] {
             for (c, o, groups) in [(3, 4, 1), (4, 6, 2)] {
                 for threads in [1, 2] {
