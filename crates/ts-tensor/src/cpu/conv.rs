@@ -208,7 +208,8 @@ fn tap_column(g: &Window, wq: usize, kj: usize) -> usize {
 /// of [`padded_dims`] and [`phased_row`]) into `out`, so that every patch row of
 /// [`unfold_tile_packed`] reads in bounds without a test per piece. Large inputs are padded on
 /// `threads` threads (a serial copy of a 64-channel 56 x 56 input was ~5% of the layer's time,
-/// with the other core idle). `slack` zeros follow the planes (reads past the last one).
+/// with the other core idle). `slack` zeros follow the planes (reads past the last one). With
+/// a column stride, rows and column phases no tap reads keep whatever `out` held.
 fn padded_planes<T: Copy + Default + Send + Sync>(
     x: &[T],
     planes: usize,
@@ -246,8 +247,8 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
         // 1 x 1 layer of ResNet-18.
         // Rows and phases no tap reads are left as they are (a stride-2 1 x 1 layer reads a
         // quarter of its input); the buffer's elements are initialized either way.
-        let mut row = vec![zero; wr];
         let in_place = g.pw == 0 && wr == g.w;
+        let mut row = if in_place { Vec::new() } else { vec![zero; wr] };
         for (y, (line, d)) in src
             .chunks_exact(g.w.max(1))
             .zip(body.chunks_exact_mut(wr))
