@@ -80,6 +80,10 @@ pub(crate) struct Tile<T> {
     beta: T,
     /// Ignore C's old contents (not even NaNs propagate).
     overwrite: bool,
+    /// The part of the next B micro-panel this call brings into L2, one 64-byte line per
+    /// depth step (`next_lines` lines from `next`; 0 for none).
+    next: *const T,
+    next_lines: usize,
 }
 
 /// Element types with a packed GEMM.
@@ -167,12 +171,18 @@ macro_rules! microkernel {
                 // ahead (on a Xeon with AVX-512 the loads of B were where the kernel stalled;
                 // the AVX2 kernels' narrower panels gain nothing from it).
                 let pf = $pf * t.ldb;
-                for _ in 0..t.kc {
+                // The next B micro-panel, a share of its lines per call: the first tile of
+                // each panel otherwise streams it from L3 at 3 lines per 24 FMAs.
+                let (next, next_lines) = (t.next as *const i8, t.next_lines.min(t.kc));
+                for q in 0..t.kc {
                     if $pf > 0 {
                         for v in 0..$nv {
                             _mm_prefetch::<_MM_HINT_T0>(
                                 b.wrapping_add(pf + v * $lanes) as *const i8
                             );
+                        }
+                        if q < next_lines {
+                            _mm_prefetch::<_MM_HINT_T1>(next.wrapping_add(q * 64));
                         }
                     }
                     let mut bv = [$zero(); $nv];
@@ -1025,11 +1035,10 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                         unsafe { pack_a(p, ic, mc, pc, kc, mr, apack) };
                         apack.as_ptr()
                     };
-                    let mut jr = 0;
-                    while jr < nc {
+                    // B micro-panel `jr` and its row stride.
+                    let panel = |jr: usize| -> (*const T, usize) {
                         let n = nr.min(nc - jr);
-                        let (ukr, _) = kern.for_cols(n);
-                        let (b, ldb) = if let Some(pb) = packed_b {
+                        if let Some(pb) = packed_b {
                             // SAFETY: panel `(jc + jr) / nr` (`jc` and `jr` are multiples of
                             // `nr`), rows `pc..pc + kc`, of the caller's packed B.
                             (unsafe { pb.add(((jc + jr) / nr * p.k + pc) * nr) }, nr)
@@ -1042,10 +1051,32 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                         } else {
                             // SAFETY: panel `jr / nr` of the packed block.
                             (unsafe { bpack.add(jr * kc) }, nr)
+                        }
+                    };
+                    let tiles = mc.div_ceil(mr);
+                    let mut jr = 0;
+                    while jr < nc {
+                        let n = nr.min(nc - jr);
+                        let (ukr, _) = kern.for_cols(n);
+                        let (b, ldb) = panel(jr);
+                        // The panel after this one (the first again for the next row block):
+                        // its lines are spread over this panel's tiles (see `Tile::next`).
+                        let (next, next_ld) = match (jr + nr < nc, ic + mc < p.m) {
+                            (true, _) => panel(jr + nr),
+                            (false, true) => panel(0),
+                            (false, false) => (std::ptr::null(), 0),
                         };
+                        let lines = if next_ld == nr {
+                            kc * nr * std::mem::size_of::<T>() / 64
+                        } else {
+                            // Rows read in place are not contiguous.
+                            0
+                        };
+                        let per_tile = lines.div_ceil(tiles);
                         let mut ir = 0;
                         while ir < mc {
                             let m = mr.min(mc - ir);
+                            let first_line = ir / mr * per_tile;
                             let tile = Tile {
                                 kc,
                                 a: match pre.a {
@@ -1070,6 +1101,8 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                                 alpha: p.alpha,
                                 beta: if first { p.beta } else { T::ONE },
                                 overwrite: first && !p.read_c,
+                                next: (next as *const u8).wrapping_add(first_line * 64) as *const T,
+                                next_lines: per_tile.min(lines.saturating_sub(first_line)),
                             };
                             // SAFETY: the panels hold `kc` full rows (packing pads with zeros)
                             // and the tile's `m x n` block is inside this task's part of C.
