@@ -1008,6 +1008,12 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
     // which would cost as much as the product.
     let direct_b = packed_b.is_none() && p.csb == 1 && p.m <= 2 * mr;
     let kc_blk = depth_block(kern.kc, p.k);
+    // Row blocks of at most `mc` rows whose tile counts differ by at most one: a short last
+    // block (16 rows of a 1024-row task after seven of 144) read every B panel from L3 for
+    // two tiles' use.
+    let row_tiles = p.m.div_ceil(mr);
+    let row_blocks = row_tiles.div_ceil((kern.mc / mr).max(1));
+    let blk_rows = |blk: usize| (row_tiles * blk / row_blocks * mr).min(p.m);
     T::with_pack(|bufs| {
         let mut jc = 0;
         while jc < p.n {
@@ -1024,9 +1030,9 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                     unsafe { pack_b(p, pc, kc, jc, nc, nr, direct_b, bpack) };
                     bpack.as_ptr()
                 };
-                let mut ic = 0;
-                while ic < p.m {
-                    let mc = kern.mc.min(p.m - ic);
+                for blk in 0..row_blocks {
+                    let (ic, end) = (blk_rows(blk), blk_rows(blk + 1));
+                    let mc = end - ic;
                     let apack = if pre.a.is_some() {
                         std::ptr::null()
                     } else {
@@ -1111,7 +1117,6 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                         }
                         jr += nr;
                     }
-                    ic += mc;
                 }
                 pc += kc;
             }
@@ -1621,6 +1626,8 @@ mod tests {
             (30, 300, 257),
             (13, 3100, 29),
             (241, 241, 193),
+            // Three row blocks of unequal whole tiles (12, 13, 13 of 8 rows on AVX-512).
+            (300, 60, 70),
             (17, 70, 1100),
             // One block a little deeper than KC (f32), then two equal ones.
             (9, 50, 600),
