@@ -57,6 +57,10 @@ pub(crate) struct Kernel<T> {
     /// last column panel of a product runs on the narrowest that covers it (512 columns are
     /// ten 48-wide panels and 32 more, which the full kernel computed as 48).
     narrow: [Option<(usize, Ukr<T>)>; 2],
+    /// Full-width micro-kernels of fewer rows, `(rows, kernel)` from the fewest, reading the
+    /// same `mr`-row A panels: a product's last row tile runs on the fewest that cover it (a
+    /// 49-row product's last tile of 1 row cost a full 8-row tile, B's loads its limit).
+    short: [Option<(usize, Ukr<T>)>; 3],
     /// A name for tests and benchmarks.
     #[allow(dead_code)]
     pub(crate) name: &'static str,
@@ -136,12 +140,14 @@ fn aligned<T: GemmFloat>(v: &mut Vec<T>, len: usize) -> &mut [T] {
 
 #[cfg(target_arch = "x86_64")]
 macro_rules! microkernel {
-    ($name:ident, $T:ty, $feat:literal, $lanes:literal, $mr:literal, $nv:literal, $pf:literal,
-     $zero:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident, $mul:ident) => {
-        /// A micro-kernel: `$mr` rows by `$nv` vectors of `$lanes` lanes.
+    ($name:ident, $T:ty, $feat:literal, $lanes:literal, $mr:literal, $step:literal, $nv:literal,
+     $pf:literal, $zero:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident,
+     $mul:ident) => {
+        /// A micro-kernel: `$mr` rows by `$nv` vectors of `$lanes` lanes, from A panels of
+        /// `$step` rows.
         ///
         /// # Safety
-        /// The CPU must have the enabled features; `t.a` must hold `kc * $mr` values, `t.b`
+        /// The CPU must have the enabled features; `t.a` must hold `kc * $step` values, `t.b`
         /// `kc` rows of the full vector width at stride `ldb`, and `t.c` the `m x n` block.
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn $name(t: &Tile<$T>) {
@@ -195,7 +201,7 @@ macro_rules! microkernel {
                             *r = $fmadd(ai, *bvv, *r);
                         }
                     }
-                    a = a.add($mr);
+                    a = a.add($step);
                     b = b.add(t.ldb);
                 }
                 if t.m == $mr && t.n == NR && t.csc == 1 {
@@ -245,7 +251,20 @@ mod x86 {
          [$zero:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident, $mul:ident],
          $($name:ident: $nv:literal),*) => {
             $(microkernel!(
-                $name, $T, $feat, $lanes, $mr, $nv, $pf, $zero, $set1, $load, $store, $fmadd, $mul
+                $name, $T, $feat, $lanes, $mr, $mr, $nv, $pf, $zero, $set1, $load, $store,
+                $fmadd, $mul
+            );)*
+        };
+    }
+
+    /// Full-width kernels of fewer rows than the panels they read (`$step`), `name: rows`.
+    macro_rules! short_kernels {
+        ($T:ty, $feat:literal, $lanes:literal, $step:literal, $nv:literal, $pf:literal,
+         [$zero:ident, $set1:ident, $load:ident, $store:ident, $fmadd:ident, $mul:ident],
+         $($name:ident: $mr:literal),*) => {
+            $(microkernel!(
+                $name, $T, $feat, $lanes, $mr, $step, $nv, $pf, $zero, $set1, $load, $store,
+                $fmadd, $mul
             );)*
         };
     }
@@ -268,6 +287,25 @@ mod x86 {
         f32_avx512_16: 1,
         f32_avx512_32: 2
     );
+    short_kernels!(
+        f32,
+        "avx512f,avx2,fma",
+        16,
+        8,
+        3,
+        32,
+        [
+            _mm512_setzero_ps,
+            _mm512_set1_ps,
+            _mm512_loadu_ps,
+            _mm512_storeu_ps,
+            _mm512_fmadd_ps,
+            _mm512_mul_ps
+        ],
+        f32_avx512_r1: 1,
+        f32_avx512_r2: 2,
+        f32_avx512_r4: 4
+    );
     kernels!(
         f64,
         "avx512f,avx2,fma",
@@ -285,6 +323,25 @@ mod x86 {
         f64_avx512: 3,
         f64_avx512_8: 1,
         f64_avx512_16: 2
+    );
+    short_kernels!(
+        f64,
+        "avx512f,avx2,fma",
+        8,
+        8,
+        3,
+        32,
+        [
+            _mm512_setzero_pd,
+            _mm512_set1_pd,
+            _mm512_loadu_pd,
+            _mm512_storeu_pd,
+            _mm512_fmadd_pd,
+            _mm512_mul_pd
+        ],
+        f64_avx512_r1: 1,
+        f64_avx512_r2: 2,
+        f64_avx512_r4: 4
     );
     kernels!(
         f32,
@@ -388,7 +445,8 @@ mod x86 {
 }
 
 macro_rules! gemm_float {
-    ($T:ty, $key:ident, $k512:ident, [$($n512:ident: $w512:literal),*], $k2:ident,
+    ($T:ty, $key:ident, $k512:ident, [$($n512:ident: $w512:literal),*],
+     [$($s512:ident: $r512:literal),*], $k2:ident,
      [$($n2:ident: $w2:literal),*], $mr512:literal, $nr512:literal, $mr2:literal,
      $nr2:literal, $kc512:literal, $mc512:literal, $kc2:literal) => {
         thread_local! {
@@ -415,6 +473,7 @@ macro_rules! gemm_float {
                             nc: 3072,
                             ukr: x86::$k512,
                             narrow: narrow([$(($w512, x86::$n512 as Ukr<$T>)),*]),
+                            short: short([$(($r512, x86::$s512 as Ukr<$T>)),*]),
                             name: concat!(stringify!($T), "-avx512"),
                         });
                     }
@@ -427,6 +486,7 @@ macro_rules! gemm_float {
                             nc: 3072,
                             ukr: x86::$k2,
                             narrow: narrow([$(($w2, x86::$n2 as Ukr<$T>)),*]),
+                            short: [None; 3],
                             name: concat!(stringify!($T), "-avx2"),
                         });
                     }
@@ -476,6 +536,7 @@ gemm_float!(
     PACK_F32,
     f32_avx512,
     [f32_avx512_16: 16, f32_avx512_32: 32],
+    [f32_avx512_r1: 1, f32_avx512_r2: 2, f32_avx512_r4: 4],
     f32_avx2,
     [f32_avx2_8: 8],
     8,
@@ -491,6 +552,7 @@ gemm_float!(
     PACK_F64,
     f64_avx512,
     [f64_avx512_8: 8, f64_avx512_16: 16],
+    [f64_avx512_r1: 1, f64_avx512_r2: 2, f64_avx512_r4: 4],
     f64_avx2,
     [f64_avx2_4: 4],
     8,
@@ -512,7 +574,27 @@ fn narrow<T, const N: usize>(list: [(usize, Ukr<T>); N]) -> [Option<(usize, Ukr<
     out
 }
 
+/// The short kernels of a [`Kernel`], from a list of at most three.
+#[cfg(target_arch = "x86_64")]
+fn short<T, const N: usize>(list: [(usize, Ukr<T>); N]) -> [Option<(usize, Ukr<T>)>; 3] {
+    let mut out = [None, None, None];
+    for (slot, k) in out.iter_mut().zip(list) {
+        *slot = Some(k);
+    }
+    out
+}
+
 impl<T> Kernel<T> {
+    /// The micro-kernel for a tile of `m` valid rows in a full-width column panel and the
+    /// rows it computes: the shortest kernel that covers them, else the full one.
+    fn for_rows(&self, m: usize) -> (Ukr<T>, usize) {
+        self.short
+            .iter()
+            .flatten()
+            .find(|&&(r, _)| m <= r && r < self.mr)
+            .map_or((self.ukr, self.mr), |&(r, k)| (k, r))
+    }
+
     /// The micro-kernel for a column panel with `n` valid columns and the columns it
     /// computes: the narrowest kernel that covers them.
     fn for_cols(&self, n: usize) -> (Ukr<T>, usize) {
@@ -1083,6 +1165,11 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
                         while ir < mc {
                             let m = mr.min(mc - ir);
                             let first_line = ir / mr * per_tile;
+                            let ukr = if n == nr && m < mr {
+                                kern.for_rows(m).0
+                            } else {
+                                ukr
+                            };
                             let tile = Tile {
                                 kc,
                                 a: match pre.a {
@@ -1510,7 +1597,9 @@ mod tests {
     #[test]
     fn every_remainder_and_layout_matches_the_reference() {
         // Remainders of every micro-tile width (6, 8, 16, 24, 48) and block edges.
-        let dims = [1, 2, 5, 7, 8, 9, 15, 17, 23, 25, 47, 49, 97];
+        let dims = [
+            1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15, 17, 23, 25, 47, 49, 97,
+        ];
         for &m in &dims {
             // Also exactly the narrow kernels' widths (8, 16, 32), alone and after a panel.
             for &n in &[1, 3, 8, 16, 24, 32, 33, 48, 50, 80, 97] {
@@ -1613,6 +1702,18 @@ mod tests {
                 assert!(w >= n && w <= kern.nr, "{} n={n}", kern.name);
                 let narrower = kern.narrow.iter().flatten().any(|&(v, _)| v >= n && v < w);
                 assert!(!narrower, "{} n={n} ran {w} columns", kern.name);
+            }
+        }
+    }
+
+    #[test]
+    fn short_kernels_cover_their_rows_and_the_full_one_the_rest() {
+        for kern in f32::kernels() {
+            for m in 1..=kern.mr {
+                let (_, r) = kern.for_rows(m);
+                assert!(r >= m && r <= kern.mr, "{} m={m}", kern.name);
+                let shorter = kern.short.iter().flatten().any(|&(v, _)| v >= m && v < r);
+                assert!(!shorter, "{} m={m} ran {r} rows", kern.name);
             }
         }
     }
