@@ -314,8 +314,10 @@ fn phase_is_read(g: &Window, ph: usize) -> bool {
     (0..g.kw).any(|kj| kj * g.dw % g.sw.max(1) == ph)
 }
 
-/// Elements of padded planes from which [`padded_planes`] runs on several threads.
-const PARALLEL_PAD: usize = 1 << 17;
+/// Elements of padded planes from which [`padded_planes`] runs on several threads (it is
+/// given several only for a layer that splits anyway; a 128-channel 28 x 28 input, 115K
+/// elements, was padded by one thread while the other waited, 4% of the layer).
+const PARALLEL_PAD: usize = 1 << 14;
 
 /// The most columns a packed micro-panel may have for [`unfold_tile_packed`].
 const MAX_PANEL: usize = 64;
@@ -379,6 +381,36 @@ fn unfold_tile_packed<T: Copy + Default>(
                 }
             }
         }
+    }
+}
+
+/// [`unfold_tile_packed`] of columns `j0..j1` into `dst`, the panels shared out among the
+/// threads when the product that reads them is split (`par`): a tile unfolded by one thread
+/// kept the other waiting (a 512-channel 7 x 7 layer's 1 MB of patches was a tenth of it).
+fn unfold_packed_split<T: Copy + Default + Send + Sync>(
+    padded: &[T],
+    g: &Window,
+    j0: usize,
+    j1: usize,
+    nr: usize,
+    dst: &mut [T],
+    par: Parallelism,
+) {
+    let panels = (j1 - j0).div_ceil(nr);
+    match par {
+        Parallelism::Rayon(threads) if threads > 1 && panels > 1 => {
+            let per = panels.div_ceil(threads);
+            let panel_len = dst.len() / panels;
+            crate::threads::parallel_region();
+            dst.par_chunks_mut(per * panel_len)
+                .enumerate()
+                .for_each(|(t, part)| {
+                    let a0 = j0 + t * per * nr;
+                    let a1 = (a0 + per * nr).min(j1);
+                    unfold_tile_packed(padded, g, a0, a1, nr, part);
+                });
+        }
+        _ => unfold_tile_packed(padded, g, j0, j1, nr, dst),
     }
 }
 
@@ -797,23 +829,8 @@ fn conv2d_slices<T: ConvFloat>(
                 Parallelism::Rayon(threads)
             };
             T::with_scratch(l.div_ceil(mr) * mr * kk, |buf| {
-                // The patches as the GEMM's packed A: `mr` output positions by all taps. With
-                // the product split, the threads unfold their shares of the panels too (a
-                // 512-channel 7 x 7 layer's 1 MB of patches was a tenth of it, unfolded by
-                // one thread while the other waited).
-                if let Parallelism::Rayon(threads) = par {
-                    let panels = l.div_ceil(mr);
-                    let per = panels.div_ceil(threads);
-                    crate::threads::parallel_region();
-                    buf.par_chunks_mut(per * mr * kk)
-                        .enumerate()
-                        .for_each(|(t, dst)| {
-                            let (j0, j1) = (t * per * mr, ((t + 1) * per * mr).min(l));
-                            unfold_tile_packed(pplanes, &g, j0, j1, mr, dst);
-                        });
-                } else {
-                    unfold_tile_packed(pplanes, &g, 0, l, mr, buf);
-                }
+                // The patches as the GEMM's packed A: `mr` output positions by all taps.
+                unfold_packed_split(pplanes, &g, 0, l, mr, buf, par);
                 let m = Mm {
                     m: l,
                     n: og,
@@ -941,7 +958,7 @@ fn conv2d_slices<T: ConvFloat>(
             let pp = padded_dims(&g).0 * phased_row(&g).1;
             let pplanes = &padded[(b * s.c + gi * cg) * pp..(b * s.c + (gi + 1) * cg) * pp];
             T::with_scratch(panels * kk * nr, |buf| {
-                unfold_tile_packed(pplanes, &g, j0, j1, nr, buf);
+                unfold_packed_split(pplanes, &g, j0, j1, nr, buf, par);
                 let m = mm(std::ptr::null(), 0);
                 let pre = Prepacked {
                     a: packed_w.get(gi).map(|pw| pw.as_ptr()),
