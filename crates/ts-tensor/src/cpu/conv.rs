@@ -921,7 +921,7 @@ fn conv2d_slices<T: ConvFloat>(
         // The multiply-adds the micro-kernel runs (whole micro-panels): the 1-column last tile
         // of a 7 x 7 plane (49 columns) is a whole panel's work and ran on one thread.
         let work = og * kk * (j1 - j0).div_ceil(tiling.unit) * tiling.unit;
-        let par = if outer || threads <= 1 || work < SERIAL_WORK {
+        let par = if outer || threads <= 1 || (work < SERIAL_WORK && !forced(&FORCE_SPLIT)) {
             Parallelism::None
         } else {
             Parallelism::Rayon(threads)
