@@ -472,8 +472,8 @@ macro_rules! gemm_float {
                             mc: $mc512,
                             nc: 3072,
                             ukr: x86::$k512,
-                            narrow: narrow([$(($w512, x86::$n512 as Ukr<$T>)),*]),
-                            short: short([$(($r512, x86::$s512 as Ukr<$T>)),*]),
+                            narrow: alternatives([$(($w512, x86::$n512 as Ukr<$T>)),*]),
+                            short: alternatives([$(($r512, x86::$s512 as Ukr<$T>)),*]),
                             name: concat!(stringify!($T), "-avx512"),
                         });
                     }
@@ -485,7 +485,7 @@ macro_rules! gemm_float {
                             mc: 240,
                             nc: 3072,
                             ukr: x86::$k2,
-                            narrow: narrow([$(($w2, x86::$n2 as Ukr<$T>)),*]),
+                            narrow: alternatives([$(($w2, x86::$n2 as Ukr<$T>)),*]),
                             short: [None; 3],
                             name: concat!(stringify!($T), "-avx2"),
                         });
@@ -564,20 +564,12 @@ gemm_float!(
     256
 );
 
-/// The narrow kernels of a [`Kernel`], from a list of at most two.
+/// A [`Kernel`]'s list of alternative kernels (`narrow`, `short`) from a list of at most `M`.
 #[cfg(target_arch = "x86_64")]
-fn narrow<T, const N: usize>(list: [(usize, Ukr<T>); N]) -> [Option<(usize, Ukr<T>)>; 2] {
-    let mut out = [None, None];
-    for (slot, k) in out.iter_mut().zip(list) {
-        *slot = Some(k);
-    }
-    out
-}
-
-/// The short kernels of a [`Kernel`], from a list of at most three.
-#[cfg(target_arch = "x86_64")]
-fn short<T, const N: usize>(list: [(usize, Ukr<T>); N]) -> [Option<(usize, Ukr<T>)>; 3] {
-    let mut out = [None, None, None];
+fn alternatives<T, const N: usize, const M: usize>(
+    list: [(usize, Ukr<T>); N],
+) -> [Option<(usize, Ukr<T>)>; M] {
+    let mut out = [None; M];
     for (slot, k) in out.iter_mut().zip(list) {
         *slot = Some(k);
     }
