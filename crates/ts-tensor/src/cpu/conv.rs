@@ -301,6 +301,83 @@ fn padded_planes<T: Copy + Default + Send + Sync>(
     out
 }
 
+/// The padded plane's stride phases: `(hq, wq)`, the rows and columns of each. Phase `(a, b)`
+/// of a padded plane holds its rows `a, a + sh, ...` and columns `b, b + sw, ...`; with
+/// stride 1 it is the padded plane itself.
+fn phase_dims(g: &Window) -> (usize, usize) {
+    let (hp, wp) = padded_dims(g);
+    (hp.div_ceil(g.sh.max(1)), wp.div_ceil(g.sw.max(1)))
+}
+
+/// The input planes (`[planes, h, w]`) padded and split into their stride phases for the
+/// direct kernel: `[planes, sh, sw, hq, wq]` (see [`phase_dims`]), then `slack` zeros. In a
+/// phase every tap of a strided window reads consecutive outputs from consecutive elements
+/// (output `(oy, ox)` at `oy * wq + ox` of the grid), as with stride 1, so the direct kernel
+/// runs ResNet's 7 x 7 stride-2 stem without unfolding its 7.4 MB of patches.
+fn phase_planes<T: Copy + Default + Send + Sync>(
+    x: &[T],
+    planes: usize,
+    g: &Window,
+    threads: usize,
+    slack: usize,
+    mut out: Vec<T>,
+) -> Vec<T> {
+    let (sh, sw) = (g.sh.max(1), g.sw.max(1));
+    let (hq, wq) = phase_dims(g);
+    let plane = g.h * g.w;
+    // One row phase of one plane: its `sw` column phases of `hq` rows.
+    let chunk = sw * hq * wq;
+    let zero = T::default();
+    out.truncate(planes * sh * chunk);
+    crate::cpu::blocked_gemm::reserve_to(&mut out, planes * sh * chunk + slack);
+    out.resize(planes * sh * chunk, zero);
+    let fill = |(i, dst): (usize, &mut [T])| {
+        let (p, a) = (i / sh, i % sh);
+        let src = &x[p * plane..(p + 1) * plane];
+        // A padded row (`wq * sw` columns): zeros around the input's line.
+        let mut row = vec![zero; wq * sw];
+        for yq in 0..hq {
+            let line = (yq * sh + a)
+                .checked_sub(g.ph)
+                .filter(|&y| y < g.h && plane > 0);
+            let Some(y) = line else {
+                for b in 0..sw {
+                    dst[(b * hq + yq) * wq..][..wq].fill(zero);
+                }
+                continue;
+            };
+            row[g.pw..g.pw + g.w].copy_from_slice(&src[y * g.w..(y + 1) * g.w]);
+            if sw == 1 {
+                dst[yq * wq..][..wq].copy_from_slice(&row);
+                continue;
+            }
+            let (d0, rest) = dst.split_at_mut(hq * wq);
+            if sw == 2 {
+                let d0 = &mut d0[yq * wq..][..wq];
+                let d1 = &mut rest[yq * wq..][..wq];
+                for ((u, v), pair) in d0.iter_mut().zip(d1).zip(row.chunks_exact(2)) {
+                    *u = pair[0];
+                    *v = pair[1];
+                }
+                continue;
+            }
+            for b in 0..sw {
+                let d = &mut dst[(b * hq + yq) * wq..][..wq];
+                for (v, &c) in d.iter_mut().zip(row[b..].iter().step_by(sw)) {
+                    *v = c;
+                }
+            }
+        }
+    };
+    if threads > 1 && planes * sh > 1 && planes * sh * chunk >= PARALLEL_PAD {
+        out.par_chunks_exact_mut(chunk).enumerate().for_each(fill);
+    } else {
+        out.chunks_exact_mut(chunk).enumerate().for_each(fill);
+    }
+    out.resize(planes * sh * chunk + slack, zero);
+    out
+}
+
 /// Whether some tap reads padded row `r` (`r = oy * sh + ki * dh` for an output row `oy`).
 fn row_is_read(g: &Window, r: usize) -> bool {
     (0..g.kh).any(|ki| {
@@ -724,17 +801,26 @@ fn conv2d_slices<T: ConvFloat>(
         .filter(|&nr| !pointwise && nr <= MAX_PANEL && !forced(&FORCE_UNPACKED));
     // Small planes whose last micro-panel would be mostly empty run transposed.
     let transposed = packed_nr.and_then(|_| transposed_tile::<T>(l, og));
-    // Stride-1 f32 layers on AVX-512 and AVX2 read their taps from the padded planes in place.
+    // f32 layers on AVX-512 and AVX2 read their taps in place from the padded planes (split
+    // into stride phases when strided).
     let direct = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
         && packed_nr.is_some()
         && !forced(&FORCE_TILED)
         && transposed.is_none()
         && conv_direct::applies(
             &g,
-            phased_row(&g).1,
+            phase_dims(&g).1,
             crate::cpu::blocked_gemm::micro_tile::<T>(),
         );
     let padded_buf = match packed_nr {
+        Some(_) if direct && (g.sh > 1 || g.sw > 1) => Some(phase_planes(
+            x,
+            s.n * s.c,
+            &g,
+            threads,
+            conv_direct::slack(&g),
+            T::take_buf(),
+        )),
         Some(_) if direct || padded_dims(&g) != (g.h, g.w) || g.sw > 1 => {
             let slack = if direct { conv_direct::slack(&g) } else { 0 };
             Some(padded_planes(
@@ -885,8 +971,9 @@ fn conv2d_slices<T: ConvFloat>(
         let weights: Vec<&[f32]> = packed_w.iter().map(|v| f32s(v)).collect();
         let problem = conv_direct::Direct {
             padded: f32s(padded),
-            pplane: padded_dims(&g).0 * phased_row(&g).1,
-            wp: phased_row(&g).1,
+            pplane: g.sh * g.sw * phase_dims(&g).0 * phase_dims(&g).1,
+            phase: phase_dims(&g).0 * phase_dims(&g).1,
+            row: phase_dims(&g).1,
             packed_w: &weights,
             weights: f32s(w),
             bias: bias.map(f32s),
@@ -1161,36 +1248,60 @@ mod tests {
     }
 
     #[test]
-    fn direct_stride_one_layers_match() {
+    fn direct_layers_match() {
         // The direct path (where the CPU has it): partial channel blocks and micro-tiles, more
         // than one block of output channels and of taps, dilation, asymmetric reach, a grid
         // whose last tile ends past the planes (read from the slack).
         let g = window(20, 30, 3, 1, 1, 1);
-        let wp = phased_row(&g).1;
         let tile = crate::cpu::blocked_gemm::micro_tile::<f32>();
         if conv_direct::kernel().is_some_and(|k| tile == Some((k.mr, k.nr))) {
-            assert!(conv_direct::applies(&g, wp, tile));
-            assert!(!conv_direct::applies(&window(20, 30, 3, 2, 1, 1), wp, tile));
+            assert!(conv_direct::applies(&g, phase_dims(&g).1, tile));
+            let stem = window(224, 224, 7, 2, 3, 1);
+            assert_eq!(phase_dims(&stem), (115, 115));
+            assert!(conv_direct::applies(&stem, 115, tile));
+            // 8 of 12 grid columns discarded; a stride-2 window of 3 x 3 and 1 x 1.
+            assert!(!conv_direct::applies(
+                &window(20, 4, 5, 1, 0, 1),
+                4 + 8,
+                tile
+            ));
+            assert!(!conv_direct::applies(&window(56, 56, 3, 2, 1, 1), 29, tile));
+            assert!(!conv_direct::applies(&window(56, 56, 1, 2, 0, 1), 28, tile));
         }
-        for (h, w, k, pad, dil, c, o, groups) in [
-            (20, 30, 3, 1, 1, 3, 5, 1),
-            (9, 33, 3, 1, 1, 80, 70, 1),
-            (12, 40, 3, 2, 2, 6, 10, 2),
-            (5, 50, 5, 2, 1, 4, 130, 1),
-            (3, 17, 1, 0, 1, 9, 9, 3),
+        for (h, w, k, stride, pad, dil, c, o, groups) in [
+            (20, 30, 3, 1, 1, 1, 3, 5, 1),
+            (9, 33, 3, 1, 1, 1, 80, 70, 1),
+            (12, 40, 3, 1, 2, 2, 6, 10, 2),
+            (5, 50, 5, 1, 2, 1, 4, 130, 1),
+            (3, 17, 1, 1, 0, 1, 9, 9, 3),
             // Whole micro-panels of output channels (8 rows on AVX-512, 6 on AVX2), which a
             // one-call process reads in place, grouped and over more than one block of taps.
-            (9, 33, 3, 1, 1, 16, 48, 1),
-            (12, 40, 3, 2, 2, 8, 48, 2),
-            (7, 20, 3, 1, 1, 80, 48, 1),
+            (9, 33, 3, 1, 1, 1, 16, 48, 1),
+            (12, 40, 3, 1, 2, 2, 8, 48, 2),
+            (7, 20, 3, 1, 1, 1, 80, 48, 1),
+            // Strided, from the planes split into phases: a stem (7 x 7 stride 2, padding 3)
+            // with odd and even sizes, stride 3, a dilation that is not a multiple of the
+            // stride, unequal phases (odd padded sizes), more than one block of taps, an even
+            // window.
+            (37, 45, 7, 2, 3, 1, 3, 16, 1),
+            (36, 50, 7, 2, 3, 1, 3, 10, 1),
+            (29, 61, 7, 3, 3, 1, 5, 7, 1),
+            (25, 96, 5, 2, 2, 3, 4, 10, 2),
+            (21, 53, 5, 2, 2, 1, 40, 24, 1),
+            (16, 64, 4, 2, 1, 1, 8, 16, 1),
         ] {
+            let g = window(h, w, k, stride, pad, dil);
+            if conv_direct::kernel().is_some_and(|k| tile == Some((k.mr, k.nr))) {
+                assert!(transposed_tile::<f32>(g.oh * g.ow, o / groups).is_none());
+                assert!(conv_direct::applies(&g, phase_dims(&g).1, tile), "{g:?}");
+            }
             for threads in [1, 2] {
                 let s = ConvShape {
                     n: 2,
                     c,
                     o,
                     groups,
-                    win: window(h, w, k, 1, pad, dil),
+                    win: g,
                 };
                 check(s, true, threads);
                 check(s, false, threads);

@@ -1,12 +1,16 @@
-//! Direct convolution for stride-1 f32 layers on AVX-512 and AVX2: the GEMM micro-kernel
-//! reads its `B` rows straight out of the padded input planes instead of an unfolded (im2col)
-//! copy.
+//! Direct convolution for f32 layers on AVX-512 and AVX2: the GEMM micro-kernel reads its `B`
+//! rows straight out of the padded input planes instead of an unfolded (im2col) copy.
 //!
-//! The outputs are computed on the padded grid: output `(oy, ox)` sits at `oy * wp + ox`
-//! (`wp` the padded row length, so each row has `wp - ow` discarded columns), and every tap
+//! The outputs are computed on the padded grid: output `(oy, ox)` sits at `oy * wq + ox`
+//! (`wq` the padded row length, so each row has `wq - ow` discarded columns), and every tap
 //! `(c, ki, kj)` of `nr` consecutive grid positions is then `nr` consecutive input values, at a
-//! fixed offset `c * plane + ki * dh * wp + kj * dw` from the first. The unfold this replaces
+//! fixed offset `c * plane + ki * dh * wq + kj * dw` from the first. The unfold this replaces
 //! wrote every input value once per tap (nine times for 3 x 3), about 11% of ResNet-18.
+//!
+//! A strided layer reads the same way from its input split into stride phases (phase
+//! `(a, b)` holds the padded rows `a, a + sh, ...` and columns `b, b + sw, ...`, each `wq`
+//! long): tap `(ki, kj)` reads phase `(ki * dh % sh, kj * dw % sw)` from row
+//! `ki * dh / sh` and column `kj * dw / sw`, consecutive outputs from consecutive values.
 
 use crate::cpu::conv::ConvFloat;
 use crate::cpu::im2col::Window;
@@ -18,16 +22,23 @@ const OC_BLOCK: usize = 64;
 /// Grid columns per task, at most (two AVX-512 panels, six AVX2 ones).
 const TILE_COLS: usize = 96;
 
-/// Whether the direct path runs a stride-1 layer of this geometry: the CPU has a kernel of
-/// the micro-tile the weights are packed for (`tile` is the packed GEMM's), and the discarded
-/// grid columns are at most an eighth of the work.
-pub(super) fn applies(g: &Window, wp: usize, tile: Option<(usize, usize)>) -> bool {
-    g.sh == 1
-        && g.sw == 1
-        && g.ow > 0
+/// Whether the direct path runs a layer of this geometry: the CPU has a kernel of the
+/// micro-tile the weights are packed for (`tile` is the packed GEMM's), and the discarded
+/// columns of the grid (rows `wq` long, the padded row's length per column phase) are at
+/// most an eighth of the work.
+///
+/// A strided layer also needs a window of at least four times the stride's area, so that its
+/// unfold would copy each input value four or more times: ResNet's 7 x 7 stride-2 stem ran
+/// 15% faster direct, while its 3 x 3 stride-2 layers were as fast either way (one 10%
+/// slower, one 8% faster), and its 1 x 1 stride-2 ones, which read a quarter of their input,
+/// 30-40% slower for splitting all of it into phases.
+pub(super) fn applies(g: &Window, wq: usize, tile: Option<(usize, usize)>) -> bool {
+    let strides = g.sh * g.sw;
+    g.ow > 0
         && g.oh > 0
+        && (strides == 1 || g.kh * g.kw >= 4 * strides)
         && kernel().is_some_and(|k| tile == Some((k.mr, k.nr)))
-        && (wp - g.ow) * 8 <= wp
+        && (wq - g.ow) * 8 <= wq
         && !tiled_by_request()
 }
 
@@ -45,11 +56,14 @@ pub(super) fn slack(g: &Window) -> usize {
 
 /// One convolution problem on the padded planes.
 pub(super) struct Direct<'a> {
-    /// Padded planes of all images, `[n * c, hp, wp]`, followed by [`slack`] elements.
+    /// Padded planes of all images split into stride phases, `[n * c, sh, sw, hq, wq]`
+    /// (with stride 1 `[n * c, hp, wp]`), followed by [`slack`] elements.
     pub padded: &'a [f32],
-    /// Elements per padded plane (`hp * wp`) and the padded row length.
+    /// Elements per padded plane (`sh * sw * hq * wq`), per phase (`hq * wq`), and per row
+    /// of a phase (`wq`, the grid's row length).
     pub pplane: usize,
-    pub wp: usize,
+    pub phase: usize,
+    pub row: usize,
     /// The group's weights packed as `mr`-row panels of all `kk` taps (one slice per group),
     /// or none: then the kernel reads them in place from `weights`.
     pub packed_w: &'a [&'a [f32]],
@@ -104,7 +118,7 @@ impl Direct<'_> {
         let g = &self.g;
         let (cg, og) = (self.c / self.groups, self.o / self.groups);
         let kk = cg * g.kh * g.kw;
-        let grid = g.oh * self.wp;
+        let grid = g.oh * self.row;
         let panels = grid.div_ceil(nr);
         let ocbs = og.div_ceil(oc_block);
         let outer = self.n * self.groups * ocbs;
@@ -115,12 +129,16 @@ impl Direct<'_> {
             per /= 2;
         }
         let tiles = panels.div_ceil(per);
-        // Offsets of the taps from a grid position, in the weights' (c, ki, kj) order.
+        // Offsets of the taps from a grid position, in the weights' (c, ki, kj) order: the
+        // phase of the tap's padded row and column, then its row and column within it.
+        let (sh, sw) = (g.sh.max(1), g.sw.max(1));
         let off: Vec<isize> = (0..cg)
             .flat_map(|ci| {
                 (0..g.kh).flat_map(move |ki| {
                     (0..g.kw).map(move |kj| {
-                        (ci * self.pplane + ki * g.dh * self.wp + kj * g.dw) as isize
+                        let (y, x) = (ki * g.dh, kj * g.dw);
+                        let phase = (y % sh * sw + x % sw) * self.phase;
+                        (ci * self.pplane + phase + y / sh * self.row + x / sw) as isize
                     })
                 })
             })
@@ -180,14 +198,14 @@ impl Direct<'_> {
                     let bias = self.bias.map_or(0.0, |v| v[gi * og + oc]);
                     let src = &cbuf[(oc - o0) * cols..(oc - o0 + 1) * cols];
                     let plane = (b * self.o + gi * og + oc) * l;
-                    let (y0, y1) = (t0 / self.wp, (t1.min(grid) - 1) / self.wp);
+                    let (y0, y1) = (t0 / self.row, (t1.min(grid) - 1) / self.row);
                     for oy in y0..=y1 {
-                        let lo = (oy * self.wp).max(t0);
-                        let hi = (oy * self.wp + g.ow).min(t1);
+                        let lo = (oy * self.row).max(t0);
+                        let hi = (oy * self.row + g.ow).min(t1);
                         if lo >= hi {
                             continue;
                         }
-                        let ox = lo - oy * self.wp;
+                        let ox = lo - oy * self.row;
                         // SAFETY: `(oy, ox..ox + hi - lo)` are real outputs (`oy < oh`,
                         // `ox + hi - lo <= ow`) of channel `gi * og + oc` of image `b`: inside the
                         // output, and only this task's (image, channel block, tile) covers them.
