@@ -1260,11 +1260,9 @@ mod tests {
             assert_eq!(phase_dims(&stem), (115, 115));
             assert!(conv_direct::applies(&stem, 115, tile));
             // 8 of 12 grid columns discarded; a stride-2 window of 3 x 3 and 1 x 1.
-            assert!(!conv_direct::applies(
-                &window(20, 4, 5, 1, 0, 1),
-                4 + 8,
-                tile
-            ));
+            let wide = window(20, 12, 9, 1, 0, 1);
+            assert_eq!((wide.ow, phase_dims(&wide).1), (4, 12));
+            assert!(!conv_direct::applies(&wide, 12, tile));
             assert!(!conv_direct::applies(&window(56, 56, 3, 2, 1, 1), 29, tile));
             assert!(!conv_direct::applies(&window(56, 56, 1, 2, 0, 1), 28, tile));
         }
