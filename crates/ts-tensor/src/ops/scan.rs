@@ -229,27 +229,30 @@ simd_dispatch!(pub(crate) fn softmax_row_simd<F: FloatMath>(i: &[F], o: &mut [F]
 /// passes without branches on the data so that each loop vectorizes.
 #[inline(always)]
 fn softmax_row<F: FloatMath>(i: &[F], o: &mut [F], kind: SoftmaxKind) {
-    // Maximum over eight independent lanes (a single running maximum is a serial chain).
+    // Maximum of the non-NaN values over sixteen independent lanes (a single running maximum
+    // is a serial chain; sixteen fill an AVX-512 register).
     let lowest = F::from_f64(f64::NEG_INFINITY);
-    let mut lanes = [lowest; 8];
-    let mut nan = false;
-    let mut chunks = i.chunks_exact(8);
+    let mut lanes = [lowest; 16];
+    let mut chunks = i.chunks_exact(16);
     for c in &mut chunks {
         for (m, &x) in lanes.iter_mut().zip(c) {
-            nan |= x.is_nan();
             *m = if x > *m { x } else { *m };
         }
     }
     let mut m = lowest;
     for &x in chunks.remainder().iter().chain(&lanes) {
-        nan |= x.is_nan();
         m = if x > m { x } else { m };
     }
-    if nan {
-        m = F::from_f64(f64::NAN);
-    } else if kind == SoftmaxKind::SafeSoftmax && m == F::from_f64(f64::NEG_INFINITY) {
-        o.fill(F::zero());
-        return;
+    // A NaN needs no flag in that loop: `exp(NaN - m)` makes the sum, and so the whole row,
+    // NaN. Only a row with no finite maximum is looked at again: all `-inf` (zeros for the
+    // safe softmax) unless it holds a NaN.
+    if m == lowest {
+        if i.iter().any(|x| x.is_nan()) {
+            m = F::from_f64(f64::NAN);
+        } else if kind == SoftmaxKind::SafeSoftmax {
+            o.fill(F::zero());
+            return;
+        }
     }
     // Every `a - m` is at most 0 (or NaN, or -inf for a masked entry, whose weight is 0).
     for (&a, b) in i.iter().zip(o.iter_mut()) {
