@@ -65,6 +65,27 @@ pub fn scaled_dot_product_attention(
             value.dtype().scalar_type_name()
         )));
     }
+    if dropout_p == 0.0 {
+        if let Some(out) = crate::ops::attention_fused::scaled_dot_product_attention(
+            query, key, value, attn_mask, is_causal, scale,
+        )? {
+            return Ok(out);
+        }
+    }
+    sdpa_composed(query, key, value, attn_mask, dropout_p, is_causal, scale)
+}
+
+/// `scaled_dot_product_attention` as tensor operations (any dtype, dropout, gradients; the f32
+/// kernel's reference), on validated inputs.
+pub(crate) fn sdpa_composed(
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    attn_mask: Option<&Tensor>,
+    dropout_p: f64,
+    is_causal: bool,
+    scale: Option<f64>,
+) -> Result<Tensor> {
     let qs = query.sizes();
     let e = qs[qs.len() - 1];
     let l = qs[qs.len() - 2];
@@ -120,6 +141,7 @@ pub(crate) fn mha(
     proj_bias: Option<&Tensor>,
     mask: Option<&Tensor>,
     mask_type: Option<i64>,
+    need_weights: bool,
 ) -> Result<(Tensor, Tensor)> {
     if query.dim() != 3 || num_heads <= 0 || embed_dim % num_heads != 0 {
         return Err(Error::runtime(format!(
@@ -151,13 +173,31 @@ pub(crate) fn mha(
         num_heads,
     )?;
     let (k, v) = (heads(&k, num_heads)?, heads(&v, num_heads)?);
+    let qs = query.sizes();
+    if !need_weights && mask.is_none() {
+        // Without weights to return, the f32 attention kernel keeps each head's scores in cache.
+        let fused = crate::ops::attention_fused::scaled_dot_product_attention(
+            &q,
+            &k,
+            &v,
+            None,
+            false,
+            Some(1.0),
+        )?;
+        if let Some(o) = fused {
+            let o = o.transpose(1, 2)?.reshape(&[qs[0], qs[1], embed_dim])?;
+            return Ok((
+                o.linear(proj_weight, proj_bias)?,
+                Tensor::zeros(&[0], o.dtype())?,
+            ));
+        }
+    }
     let mut scores = q.matmul(&k.transpose(-2, -1)?)?;
     if let Some(m) = mask {
         scores = apply_mask(&scores, &shape_mask(m, mask_type)?, false)?;
     }
     let p = safe_softmax(&scores)?;
     let o = p.matmul(&v)?.transpose(1, 2)?;
-    let qs = query.sizes();
     let o = o.reshape(&[qs[0], qs[1], embed_dim])?;
     Ok((o.linear(proj_weight, proj_bias)?, p))
 }
@@ -236,6 +276,7 @@ pub fn native_multi_head_attention(
             proj_bias,
             mask,
             mask_type,
+            need_weights,
         )?,
     };
     let weights = if !need_weights {
@@ -355,6 +396,7 @@ pub(crate) fn encoder_layer_composed(
             w.proj_bias,
             mask,
             mask_type,
+            false,
         )?
         .0)
     };
