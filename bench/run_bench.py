@@ -5,8 +5,9 @@ real PyTorch is importable, the same program or model in PyTorch with the same t
 alternating tsrs and PyTorch round by round (which goes first alternates too) and waiting for an
 idle machine before each measurement (other processes distort PyTorch's OpenMP timings far more
 than tsrs's). Prints the CPU model and SIMD flags, then a table with the ratio tsrs/PyTorch
-(below 1 means tsrs is faster; GEMM cases show both GFLOP/s), then process start + load + one
-forward of ResNet-18 (wall time and peak RSS) for both.
+(below 1 means tsrs is faster; GEMM cases show both GFLOP/s and their share of the FMA peak that
+`tsrs peak` measures right before each of their rounds), then process start + load + one forward
+of ResNet-18 (wall time and peak RSS) for both.
 
     python3 bench/run_bench.py [--cli target/release/tsrs] [--iters N] [--rounds N]
                                [--threads N] [--filter S] [--no-models] [--models DIR]
@@ -166,6 +167,20 @@ def run_tsrs(c, path, inp, iters):
     return json.loads(r.stdout)["median_ns"], None
 
 
+fma_peak = None
+
+
+def measure_peak():
+    """Updates `fma_peak` with a fresh `tsrs peak` (the best seen counts: the host's speed phases
+    change what a GEMM reaches, not the FMA units)."""
+    global fma_peak
+    r = subprocess.run([a.cli, "peak", "--json"], capture_output=True, text=True)
+    if r.returncode == 0:
+        p = json.loads(r.stdout)
+        if fma_peak is None or p["gflops"] > fma_peak["gflops"]:
+            fma_peak = p
+
+
 def first_line(e):
     """The first non-empty line of an exception's text (TorchScript errors start with a newline)."""
     return next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)[:100]
@@ -197,6 +212,8 @@ for c in cases:
         for side in ((0, 1) if r % 2 == 0 else (1, 0)):
             wait_idle()
             if side == 0:
+                if "flops" in c:
+                    measure_peak()
                 o, err = run_tsrs(c, path, inp, iters)
                 if o is not None:
                     ours.append(o)
@@ -269,6 +286,9 @@ model_name, simd = cpu_description()
 print(f"cpu: {model_name}, {core_count()} cores; simd: {' '.join(simd) or 'none'}")
 print(f"threads={a.threads}  iters={a.iters}  rounds={a.rounds}  torch={torch.__version__ if torch else 'absent'}"
       f"  idle-wait timeouts={idle_timeouts}")
+if fma_peak:
+    print(f"f32 FMA peak (tsrs peak): {fma_peak['gflops']:.1f} GFLOP/s on {fma_peak['threads']} "
+          f"thread(s), {fma_peak['isa']}")
 print(f"{'case':40} {'tsrs':>11} {'pytorch':>11} {'ratio':>6}  per")
 report = []
 for c, ours, theirs, err in rows:
@@ -278,9 +298,10 @@ for c, ours, theirs, err in rows:
     ratio = f"{ours / theirs:.2f}" if ours and theirs else "-"
     extra = ""
     if "flops" in c and ours:
-        extra = f"  tsrs {c['flops'] / ours:.1f} GFLOP/s"
+        share = lambda ns: f" ({100 * c['flops'] / ns / fma_peak['gflops']:.0f}% of peak)" if fma_peak else ""
+        extra = f"  tsrs {c['flops'] / ours:.1f} GFLOP/s{share(ours)}"
         if theirs:
-            extra += f", pytorch {c['flops'] / theirs:.1f} GFLOP/s"
+            extra += f", pytorch {c['flops'] / theirs:.1f} GFLOP/s{share(theirs)}"
     if err and not ours:
         extra += f"  ({err})"
     print(f"{c['name']:40} {fmt_time(o):>11} {fmt_time(t):>11} {ratio:>6}  {c['unit']}{extra}")
@@ -291,5 +312,5 @@ if start is not None:
     fmt = lambda r: f"{r[0] * 1e3:.0f} ms, {r[1]:.0f} MiB" if r else "-"
     print(f"{'start+load+forward resnet18':28} tsrs {fmt(ours)}; pytorch {fmt(theirs)}")
 if a.json:
-    json.dump({"threads": a.threads, "cpu": model_name, "simd": simd, "rows": report,
-               "startup": start}, open(a.json, "w"), indent=1)
+    json.dump({"threads": a.threads, "cpu": model_name, "simd": simd, "fma_peak": fma_peak,
+               "rows": report, "startup": start}, open(a.json, "w"), indent=1)

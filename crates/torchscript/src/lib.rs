@@ -134,6 +134,7 @@ pub use ivalue::{IValue, IntoArgs, Object, Opaque};
 pub use module::{Method, Module, PreparedCall};
 pub use tensor::{DType, DataView, Device, Element, Tensor};
 pub use trace::{is_tracing, trace, Trace, Tracer};
+pub use ts_tensor::FmaPeak;
 
 /// Sets the number of threads tensor kernels use (default: the number of cores).
 pub fn set_num_threads(n: usize) {
@@ -166,6 +167,13 @@ pub fn warm_up_operators_in_background() {
 /// off to hold less memory.
 pub fn set_keep_freed_buffers(keep: bool) {
     ts_tensor::set_keep_freed_buffers(keep);
+}
+
+/// Measures this machine's peak f32 FMA throughput on the kernels' threads
+/// ([`set_num_threads`]) in the widest vector instruction set they use: the reference a GEMM's
+/// efficiency is quoted against (`tsrs peak`). `None` on a CPU without AVX2 + FMA.
+pub fn fma_peak() -> Option<FmaPeak> {
+    ts_tensor::fma_peak(ts_tensor::threads::num_threads())
 }
 
 /// Seeds the default random generator (as `torch.manual_seed`).

@@ -32,6 +32,7 @@ pub mod threads;
 pub use buffer_cache::set_keep_freed_buffers;
 pub use complex::{Complex, Complex32, Complex64};
 pub use config::{default_dtype, set_default_dtype};
+pub use cpu::fma_peak::{fma_peak, FmaPeak};
 pub use device::Device;
 pub use dtype::DType;
 pub use element::Element;

@@ -1,4 +1,5 @@
-//! `tsrs bench`: times calls of a function or method after a warm-up (median, min, max).
+//! `tsrs bench`: times calls of a function or method after a warm-up (median, min, max);
+//! `tsrs peak`: the FMA peak those times are compared against.
 
 use std::path::Path;
 use std::time::Instant;
@@ -45,6 +46,26 @@ pub fn bench(
             human(median),
             human(min),
             human(max)
+        )
+    };
+    crate::cli::emit(&text);
+    Ok(())
+}
+
+/// `tsrs peak [--json]`: the measured FMA peak ([`torchscript::fma_peak`]).
+pub fn peak(json: bool) -> Result<(), CliError> {
+    let p = torchscript::fma_peak().ok_or_else(|| {
+        CliError("error: this CPU has no AVX2 + FMA path to measure a peak for".into())
+    })?;
+    let text = if json {
+        format!(
+            "{{\"gflops\": {:.1}, \"threads\": {}, \"isa\": \"{}\"}}\n",
+            p.gflops, p.threads, p.isa
+        )
+    } else {
+        format!(
+            "f32 FMA peak: {:.1} GFLOP/s on {} thread(s), {}\n",
+            p.gflops, p.threads, p.isa
         )
     };
     crate::cli::emit(&text);

@@ -88,6 +88,13 @@ enum Command {
         #[arg(long)]
         no_grad: bool,
     },
+    /// Measure this CPU's peak f32 FMA throughput on the kernels' threads (`TSRS_NUM_THREADS`),
+    /// the reference for GEMM efficiency in benchmark reports.
+    Peak {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe a saved module: submodules, parameters, buffers, attributes, methods, version.
     Info {
         /// A `torch.jit.save` archive.
@@ -229,6 +236,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> Result<(), CliError> {
             let _mode = no_grad.then(torchscript::autograd::no_grad);
             crate::bench::bench(&program, &entry, inputs.as_deref(), iters, warmup, json)
         }
+        Command::Peak { json } => crate::bench::peak(json),
         Command::Info { model } => crate::model::info(&model),
         Command::Code { model } => crate::model::code(&model),
         Command::Ops { filter, missing } => crate::dev_commands::ops(filter.as_deref(), missing),

@@ -371,3 +371,26 @@ fn ops_missing_lists_reasons() {
         .sum();
     assert_eq!(listed, counted);
 }
+
+#[test]
+fn peak_prints_the_measured_fma_rate() {
+    let (rc, out, err) = tsrs(&["peak", "--json"]);
+    #[cfg(target_arch = "x86_64")]
+    let has_fma =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let has_fma = false;
+    if !has_fma {
+        assert_ne!(rc, 0);
+        assert!(err.contains("FMA"), "{err}");
+        return;
+    }
+    assert_eq!(rc, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert!(v["gflops"].as_f64().is_some_and(|g| g > 0.0), "{out}");
+    assert!(v["threads"].as_u64().is_some_and(|t| t >= 1), "{out}");
+    assert!(
+        ["avx512", "avx2"].contains(&v["isa"].as_str().unwrap_or("")),
+        "{out}"
+    );
+}

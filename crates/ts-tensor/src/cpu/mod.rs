@@ -13,6 +13,7 @@ pub(crate) mod conv;
 pub(crate) mod conv_direct;
 pub(crate) mod fastmath;
 pub(crate) mod fft;
+pub(crate) mod fma_peak;
 pub(crate) mod gelu;
 pub(crate) mod gemm;
 pub(crate) mod gemv;
