@@ -47,8 +47,10 @@ pub(crate) struct Kernel<T> {
     nr: usize,
     /// Depth of one packed block (B's `kc x nr` micro-panel stays in L1).
     kc: usize,
-    /// The depth on a CPU whose L2 holds at least [`LARGE_L2_BYTES`] (see [`for_this_cache`]).
+    /// The depth on a CPU whose L2 holds at least [`LARGE_L2_BYTES`] (see [`Kernel::depth`]).
     kc_large_l2: usize,
+    /// Whether this CPU's L2 is that large ([`for_this_cache`]).
+    large_l2: bool,
     /// Rows of A per packed block (stays in L2).
     mc: usize,
     /// Columns of B per packed block.
@@ -489,6 +491,7 @@ macro_rules! gemm_float {
                             nr: $nr512,
                             kc: $kc512,
                             kc_large_l2: $kc512_large_l2,
+                            large_l2: false,
                             mc: $mc512,
                             nc: 3072,
                             ukr: x86::$k512,
@@ -503,6 +506,7 @@ macro_rules! gemm_float {
                             nr: $nr2,
                             kc: $kc2,
                             kc_large_l2: $kc2,
+                            large_l2: false,
                             mc: 240,
                             nc: 3072,
                             ukr: x86::$k2,
@@ -602,6 +606,18 @@ fn alternatives<T, const N: usize, const M: usize>(
 }
 
 impl<T> Kernel<T> {
+    /// The depth of the packed blocks: [`Kernel::kc_large_l2`] on a CPU with a large L2,
+    /// except in a process that calls its model once (freed buffers not kept): there the
+    /// deeper blocks' larger packing buffers (2 MB more resident in a one-shot ResNet-18)
+    /// cost more than the passes over C they save.
+    fn depth(&self) -> usize {
+        if self.large_l2 && crate::buffer_cache::keep_freed() {
+            self.kc_large_l2
+        } else {
+            self.kc
+        }
+    }
+
     /// The micro-kernel for a tile of `m` valid rows in a full-width column panel and the
     /// rows it computes: the shortest kernel that covers them, else the full one.
     fn for_rows(&self, m: usize) -> (Ukr<T>, usize) {
@@ -626,11 +642,9 @@ impl<T> Kernel<T> {
 /// The L2 size from which kernels take their deeper blocks ([`Kernel::kc_large_l2`]).
 const LARGE_L2_BYTES: usize = 2 << 20;
 
-/// The kernel with the depth that suits this CPU's L2 ([`LARGE_L2_BYTES`]).
+/// The kernel, told whether this CPU's L2 holds [`LARGE_L2_BYTES`] ([`Kernel::depth`]).
 fn for_this_cache<T>(mut k: Kernel<T>) -> Kernel<T> {
-    if l2_bytes().is_some_and(|l2| l2 >= LARGE_L2_BYTES) {
-        k.kc = k.kc_large_l2;
-    }
+    k.large_l2 = l2_bytes().is_some_and(|l2| l2 >= LARGE_L2_BYTES);
     k
 }
 
@@ -657,6 +671,7 @@ fn blocks_override<T>(mut k: Kernel<T>) -> Kernel<T> {
             if mc > 0 && kc > 0 && nc > 0 {
                 k.mc = mc.div_ceil(k.mr) * k.mr;
                 k.kc = kc;
+                k.kc_large_l2 = kc;
                 k.nc = nc.div_ceil(k.nr) * k.nr;
             }
         }
@@ -1131,7 +1146,7 @@ unsafe fn serial<T: GemmFloat>(kern: &Kernel<T>, p: &Problem<T>, pre: Prepacked<
     // A few rows of A: B is read in place (when its rows are contiguous) rather than packed,
     // which would cost as much as the product.
     let direct_b = packed_b.is_none() && p.csb == 1 && p.m <= 2 * mr;
-    let kc_blk = depth_block(kern.kc, p.k);
+    let kc_blk = depth_block(kern.depth(), p.k);
     // Row blocks of at most `mc` rows whose tile counts differ by at most one: a short last
     // block (16 rows of a 1024-row task after seven of 144) read every B panel from L3 for
     // two tiles' use.
@@ -1548,7 +1563,7 @@ mod tests {
         // Every kernel at its default depth and at the one it takes on a CPU with a large L2.
         let kernels = T::kernels().into_iter().flat_map(|k| {
             let deep = (k.kc_large_l2 != k.kc).then_some(Kernel {
-                kc: k.kc_large_l2,
+                large_l2: true,
                 ..k
             });
             std::iter::once(k).chain(deep)
