@@ -9,6 +9,7 @@ use gemm::Parallelism;
 use rayon::prelude::*;
 
 use crate::cpu::blocked_gemm::{pack_lhs, pack_rhs_transposed, packed_lhs_len, Prepacked};
+use crate::cpu::contiguous::copy_short;
 use crate::cpu::contiguous::with_slice;
 use crate::cpu::conv_direct;
 use crate::cpu::im2col::Window;
@@ -488,31 +489,6 @@ fn unfold_packed_split<T: Copy + Default + Send + Sync>(
                 });
         }
         _ => unfold_tile_packed(padded, g, j0, j1, nr, dst),
-    }
-}
-
-/// `dst.copy_from_slice(src)` for the short pieces (at most a micro-panel wide) of
-/// [`unfold_tile_packed`]: fixed-size copies (8, then 4, 2, 1 elements) the compiler emits as
-/// vector moves, where a `memcpy` call per piece cost more than the copying. (A plain loop
-/// for the remainder was turned into such a call: 4% of a stride-2 layer's time.)
-#[inline(always)]
-fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
-    let n = dst.len().min(src.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        dst[i..i + 8].copy_from_slice(&src[i..i + 8]);
-        i += 8;
-    }
-    if i + 4 <= n {
-        dst[i..i + 4].copy_from_slice(&src[i..i + 4]);
-        i += 4;
-    }
-    if i + 2 <= n {
-        dst[i..i + 2].copy_from_slice(&src[i..i + 2]);
-        i += 2;
-    }
-    if i < n {
-        dst[i] = src[i];
     }
 }
 

@@ -10,11 +10,12 @@
 //! composed path, which reports errors as ATen does.
 
 use crate::cpu::blocked_gemm::{self, Problem};
+use crate::cpu::contiguous::copy_short;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::attention::{shape_mask, EncoderLayerWeights};
 use crate::ops::norm::layer_norm_row_simd;
-use crate::ops::scan::{softmax_row_simd, SoftmaxKind};
+use crate::ops::scan::softmax_row_in_place_simd;
 use crate::scalar::Scalar;
 use crate::tensor::{Tensor, TensorMeta};
 
@@ -379,7 +380,6 @@ fn attend(
             false,
             threads,
         );
-        let mut tmp = vec![0.0f32; s];
         for (i, row) in ph.chunks_exact_mut(s).enumerate() {
             if let Some(m) = mask {
                 let md = m.data.slice();
@@ -388,8 +388,7 @@ fn attend(
                     *x += md[base + j * m.strides[3]];
                 }
             }
-            tmp.copy_from_slice(row);
-            softmax_row_simd(&tmp, row, SoftmaxKind::SafeSoftmax);
+            softmax_row_in_place_simd(row, true);
         }
         gemm_into(
             (l, d, s),
@@ -449,7 +448,7 @@ fn attend(
             let (b, h) = (bh / heads, bh % heads);
             for (i, row) in oh.chunks_exact(d).enumerate() {
                 let at = (b * l + i) * embed + h * d;
-                o[at..at + d].copy_from_slice(row);
+                copy_short(&mut o[at..at + d], row);
             }
         }
         if let Some(v) = kept {
