@@ -88,6 +88,36 @@ pub fn parallel_region() {
     }
 }
 
+/// Elements a kernel loop reads or writes below which [`should_split`]'s callers keep it on one
+/// thread: a fork-join costs a few microseconds, and splitting the squeeze-and-excite pools of
+/// MobileNetV3 (`[2, 576, 1, 1]` planes) kept a worker spinning for nothing.
+pub const SPLIT_ELEMS: usize = 1 << 15;
+
+/// Whether a kernel loop that is `worth_splitting` runs on several threads now: only when the
+/// kernels have more than one, and then, as [`parallel_region`], a worker is kept warm for it.
+/// A parallel iterator called from outside a one-thread pool would otherwise be handed to that
+/// pool's only worker while the caller sleeps: two thread wake-ups per operator, a third of
+/// EfficientNet-B0's time at one thread.
+pub fn should_split(worth_splitting: bool) -> bool {
+    if worth_splitting && num_threads() > 1 {
+        keep_a_worker_warm();
+        true
+    } else {
+        false
+    }
+}
+
+/// The smallest piece a kernel's parallel iterator may be cut into (rayon's `with_min_len`):
+/// 1 where [`should_split`] says to split, else `usize::MAX`, which keeps the whole loop on the
+/// calling thread (rayon then never enters its pool).
+pub fn min_piece(worth_splitting: bool) -> usize {
+    if should_split(worth_splitting) {
+        1
+    } else {
+        usize::MAX
+    }
+}
+
 /// How long a worker keeps looking for work after the last kernel that asked for threads.
 pub fn spin_time() -> Duration {
     static SPIN: OnceLock<Duration> = OnceLock::new();
@@ -222,6 +252,25 @@ mod tests {
         );
     }
 
+    /// With one kernel thread, loops cut with [`min_piece`] stay on the calling thread even
+    /// when worth splitting (rayon would otherwise hand them to the pool's worker), and
+    /// [`should_split`] says no.
+    fn one_thread_keeps_split_loops_on_the_caller() {
+        use rayon::prelude::*;
+        assert!(!should_split(true));
+        let mut buf = vec![0u32; 1 << 16];
+        let seen = std::sync::Mutex::new(Vec::new());
+        buf.par_chunks_mut(64)
+            .with_min_len(min_piece(true))
+            .for_each(|c| {
+                c.fill(1);
+                seen.lock().unwrap().push(std::thread::current().id());
+            });
+        assert!(buf.iter().all(|&v| v == 1));
+        let me = std::thread::current().id();
+        assert!(seen.into_inner().unwrap().iter().all(|&t| t == me));
+    }
+
     #[test]
     fn thread_count_is_positive_and_settable() {
         let n = num_threads();
@@ -229,6 +278,7 @@ mod tests {
         set_num_threads(1);
         assert_eq!(num_threads(), 1);
         one_thread_runs_elementwise_loops_serially();
+        one_thread_keeps_split_loops_on_the_caller();
         set_num_threads(0);
         assert_eq!(num_threads(), 1);
         set_num_threads(n);

@@ -306,6 +306,7 @@ fn roi_align_impl<T: Real>(
     // reused for every channel (they do not depend on it).
     out.par_chunks_mut(maps.channels * bins)
         .zip(regions.par_iter())
+        .with_min_len(ts_tensor::threads::min_piece(true))
         .for_each(|(o, reg)| {
             // An empty sampling grid averages to zero.
             let count = r::<T>((reg.grid_h * reg.grid_w).max(1) as f64);

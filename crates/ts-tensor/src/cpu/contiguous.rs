@@ -59,7 +59,7 @@ pub(crate) fn map_rows<T: Element, U: Element>(
             if row == 0 {
                 return;
             }
-            if out.len() >= PARALLEL_ELEMS {
+            if crate::threads::should_split(out.len() >= PARALLEL_ELEMS) {
                 out.par_chunks_mut(row)
                     .zip(xs.par_chunks(row))
                     .enumerate()

@@ -74,33 +74,39 @@ pub(crate) fn im2col<T: Accum>(
         return;
     }
     let plane = g.h * g.w;
-    out.par_chunks_mut(l).enumerate().for_each(|(r, dst)| {
-        let nb = r / rows;
-        let rr = r % rows;
-        let ci = rr / (g.kh * g.kw);
-        let ki = (rr / g.kw) % g.kh;
-        let kj = rr % g.kw;
-        let src = &x[(nb * c_total + c0 + ci) * plane..(nb * c_total + c0 + ci + 1) * plane];
-        // Output columns `lo..hi` read input column `ox * sw + shift`; the rest is padding.
-        let shift = (kj * g.dw) as isize - g.pw as isize;
-        let (lo, hi) = valid_range(shift, g.sw, g.w, g.ow);
-        for oy in 0..g.oh {
-            let row = &mut dst[oy * g.ow..(oy + 1) * g.ow];
-            let Some(iy) = Window::src(oy, ki, g.sh, g.ph, g.dh, g.h) else {
-                continue;
-            };
-            let line = &src[iy * g.w..(iy + 1) * g.w];
-            if g.sw == 1 {
-                row[lo..hi].copy_from_slice(
-                    &line[(lo as isize + shift) as usize..(hi as isize + shift) as usize],
-                );
-            } else {
-                for (ox, v) in row.iter_mut().enumerate().take(hi).skip(lo) {
-                    *v = line[(ox as isize * g.sw as isize + shift) as usize];
+    let out_len = out.len();
+    out.par_chunks_mut(l)
+        .enumerate()
+        .with_min_len(crate::threads::min_piece(
+            out_len >= crate::threads::SPLIT_ELEMS,
+        ))
+        .for_each(|(r, dst)| {
+            let nb = r / rows;
+            let rr = r % rows;
+            let ci = rr / (g.kh * g.kw);
+            let ki = (rr / g.kw) % g.kh;
+            let kj = rr % g.kw;
+            let src = &x[(nb * c_total + c0 + ci) * plane..(nb * c_total + c0 + ci + 1) * plane];
+            // Output columns `lo..hi` read input column `ox * sw + shift`; the rest is padding.
+            let shift = (kj * g.dw) as isize - g.pw as isize;
+            let (lo, hi) = valid_range(shift, g.sw, g.w, g.ow);
+            for oy in 0..g.oh {
+                let row = &mut dst[oy * g.ow..(oy + 1) * g.ow];
+                let Some(iy) = Window::src(oy, ki, g.sh, g.ph, g.dh, g.h) else {
+                    continue;
+                };
+                let line = &src[iy * g.w..(iy + 1) * g.w];
+                if g.sw == 1 {
+                    row[lo..hi].copy_from_slice(
+                        &line[(lo as isize + shift) as usize..(hi as isize + shift) as usize],
+                    );
+                } else {
+                    for (ox, v) in row.iter_mut().enumerate().take(hi).skip(lo) {
+                        *v = line[(ox as isize * g.sw as isize + shift) as usize];
+                    }
                 }
             }
-        }
-    });
+        });
 }
 
 /// True when `g`'s kernel tiles the output without overlap or padding (stride equal to the
@@ -183,15 +189,21 @@ fn for_each_tap<T: Accum>(
     }
     let l = g.h * g.w;
     let k = g.kh * g.kw;
-    out.par_chunks_mut(oplane).enumerate().for_each(|(p, dst)| {
-        let (nb, ci) = (p / c, p % c);
-        for ki in 0..g.kh {
-            for kj in 0..g.kw {
-                let row = ((nb * c + ci) * k + ki * g.kw + kj) * l;
-                tap(ci, ki, kj, &cols[row..row + l], dst);
+    let out_len = out.len();
+    out.par_chunks_mut(oplane)
+        .enumerate()
+        .with_min_len(crate::threads::min_piece(
+            out_len >= crate::threads::SPLIT_ELEMS,
+        ))
+        .for_each(|(p, dst)| {
+            let (nb, ci) = (p / c, p % c);
+            for ki in 0..g.kh {
+                for kj in 0..g.kw {
+                    let row = ((nb * c + ci) * k + ki * g.kw + kj) * l;
+                    tap(ci, ki, kj, &cols[row..row + l], dst);
+                }
             }
-        }
-    });
+        });
     out
 }
 
@@ -229,7 +241,7 @@ pub(crate) fn depthwise<T: Tap>(
         let b = bias.map(|b| b[o]).unwrap_or_default();
         depthwise_plane_simd(src, filt, b, dst, g);
     };
-    if out.len() >= 1 << 14 {
+    if crate::threads::should_split(out.len() >= 1 << 14) {
         out.par_chunks_mut(oplane).enumerate().for_each(one);
     } else {
         out.chunks_mut(oplane).enumerate().for_each(one);

@@ -436,13 +436,18 @@ fn attend(
                 .par_chunks_mut(l * s)
                 .zip(outs.par_chunks_mut(l * d))
                 .enumerate()
+                .with_min_len(crate::threads::min_piece(true))
                 .for_each(|(bh, (ph, oh))| {
                     one_head(bh / heads, bh % heads, ph, oh, Mat::rows(0, d), 1)
                 }),
-            None => outs.par_chunks_mut(l * d).enumerate().for_each_init(
-                || vec![0.0f32; l * s],
-                |ph, (bh, oh)| one_head(bh / heads, bh % heads, ph, oh, Mat::rows(0, d), 1),
-            ),
+            None => outs
+                .par_chunks_mut(l * d)
+                .enumerate()
+                .with_min_len(crate::threads::min_piece(true))
+                .for_each_init(
+                    || vec![0.0f32; l * s],
+                    |ph, (bh, oh)| one_head(bh / heads, bh % heads, ph, oh, Mat::rows(0, d), 1),
+                ),
         }
         for (bh, oh) in heads_out.chunks_exact(l * d).enumerate() {
             let (b, h) = (bh / heads, bh % heads);

@@ -116,6 +116,7 @@ pub fn ctc_loss_forward(
     let (tu, nu, cu) = (t_max as usize, n as usize, c as usize);
     let results: Vec<(f64, Vec<f64>)> = (0..nu)
         .into_par_iter()
+        .with_min_len(crate::threads::min_piece(true))
         .map(|b| {
             let tl = target_lengths[b] as usize;
             let il = input_lengths[b] as usize;

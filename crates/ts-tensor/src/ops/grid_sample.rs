@@ -368,15 +368,21 @@ fn run_sampler<T: FloatMath + crate::Element>(
     if pts == 0 || c == 0 {
         return Ok(out);
     }
-    out.par_chunks_mut(c * pts).enumerate().for_each(|(b, o)| {
-        let xs = &x[b * in_item..(b + 1) * in_item];
-        let gs = &g[b * pts * k..(b + 1) * pts * k];
-        if k == 2 {
-            sample_2d(xs, c, is[2], is[3], gs, m, o);
-        } else {
-            sample_3d(xs, c, is[2], is[3], is[4], gs, m, o);
-        }
-    });
+    let out_len = out.len();
+    out.par_chunks_mut(c * pts)
+        .enumerate()
+        .with_min_len(crate::threads::min_piece(
+            x.len() + out_len >= crate::threads::SPLIT_ELEMS,
+        ))
+        .for_each(|(b, o)| {
+            let xs = &x[b * in_item..(b + 1) * in_item];
+            let gs = &g[b * pts * k..(b + 1) * pts * k];
+            if k == 2 {
+                sample_2d(xs, c, is[2], is[3], gs, m, o);
+            } else {
+                sample_3d(xs, c, is[2], is[3], is[4], gs, m, o);
+            }
+        });
     Ok(out)
 }
 

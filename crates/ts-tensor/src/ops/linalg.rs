@@ -49,7 +49,7 @@ fn wrapping_gemm(a: &[i64], b: &[i64], batch: usize, m: usize, k: usize, n: usiz
         }
     };
     let work = batch.saturating_mul(m).saturating_mul(n).saturating_mul(k);
-    if work >= crate::cpu::blocked_gemm::PARALLEL_WORK {
+    if crate::threads::should_split(work >= crate::cpu::blocked_gemm::PARALLEL_WORK) {
         c.par_chunks_mut(n).enumerate().for_each(one);
     } else {
         c.chunks_mut(n).enumerate().for_each(one);

@@ -68,6 +68,9 @@ where
         vals.par_chunks_mut(row)
             .zip(idx.par_chunks_mut(row))
             .zip(data.par_chunks(row))
+            .with_min_len(crate::threads::min_piece(
+                data.len() >= crate::threads::SPLIT_ELEMS,
+            ))
             .for_each(|((v, i), r)| f(r, v, i));
     }
     let finish = |t: Tensor| -> Result<Tensor> {

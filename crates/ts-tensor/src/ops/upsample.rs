@@ -327,7 +327,7 @@ fn resample_axis<T: FloatMath>(
             }
         }
     };
-    if out.len() >= 1 << 14 {
+    if crate::threads::should_split(out.len() >= 1 << 14) {
         out.par_chunks_mut(block)
             .enumerate()
             .for_each(|(o, dst)| run(o, dst));

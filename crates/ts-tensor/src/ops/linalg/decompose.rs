@@ -22,7 +22,7 @@ pub(crate) fn map_mats<T: Real, R: Send>(
     mats: Vec<Mat<T>>,
     f: impl Fn(Mat<T>) -> R + Sync + Send,
 ) -> Vec<R> {
-    if mats.len() > 1 {
+    if crate::threads::should_split(mats.len() > 1) {
         mats.into_par_iter().map(f).collect()
     } else {
         mats.into_iter().map(f).collect()
