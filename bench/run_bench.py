@@ -11,9 +11,12 @@ of ResNet-18 (wall time and peak RSS) for both.
 
     python3 bench/run_bench.py [--cli target/release/tsrs] [--iters N] [--rounds N]
                                [--threads N] [--filter S] [--no-models] [--models DIR]
-                               [--idle-wait SECS] [--no-startup] [--json OUT]
+                               [--idle-wait SECS] [--no-startup] [--scaling] [--json OUT]
 
 `--threads` defaults to the machine's core count (`--threads 1` for single-thread numbers).
+`--scaling` also times tsrs at one thread in the same rounds (a third side of the alternation)
+and adds the column `Nt/1t`: two separate runs land in different phases of a noisy host, which
+once read 1.70 for a model that runs 0.99 when the two are interleaved.
 A case is a TorchScript source program (`program` + `entry` + `inputs`, a Python expression
 evaluated with torch) or a model (`model`: built by models.py, scripted or traced and saved to
 bench/models/<model>.pt with torch.jit.save). Inputs are saved with torch.save to
@@ -52,6 +55,8 @@ ap.add_argument("--idle-wait", type=float, default=60.0,
 ap.add_argument("--idle-busy", type=float, default=0.10,
                 help="CPU busy fraction (all cores) under which the machine counts as idle")
 ap.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
+ap.add_argument("--scaling", action="store_true",
+                help="also time tsrs at 1 thread in the same rounds (column Nt/1t)")
 ap.add_argument("--json", default=None)
 a = ap.parse_args()
 os.environ["TSRS_NUM_THREADS"] = str(a.threads)
@@ -156,12 +161,13 @@ def prepare(c):
     return path, inp, (getattr(cu, c["entry"]), args)
 
 
-def run_tsrs(c, path, inp, iters):
+def run_tsrs(c, path, inp, iters, threads=None):
     if not (os.path.exists(path) and os.path.exists(inp)):
         return None, "no model/inputs (run once with torch installed)"
+    env = dict(os.environ, TSRS_NUM_THREADS=str(threads)) if threads else None
     r = subprocess.run([a.cli, "bench", path, "--entry", c["entry"], "--inputs", inp,
                         "--iters", str(iters), "--warmup", "3", "--json", "--no-grad"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or ["failed"])[-1][:120]
     return json.loads(r.stdout)["median_ns"], None
@@ -207,9 +213,10 @@ for c in cases:
     except Exception as e:  # a case PyTorch itself cannot build: report it, keep going
         rows.append((c, None, None, f"pytorch: {first_line(e)}"))
         continue
-    ours, theirs, err = [], [], None
+    ours, theirs, one, err = [], [], [], None
+    sides = (0, 1, 2) if a.scaling and a.threads > 1 else (0, 1)
     for r in range(a.rounds):
-        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+        for side in (sides if r % 2 == 0 else sides[::-1]):
             wait_idle()
             if side == 0:
                 if "flops" in c:
@@ -217,6 +224,10 @@ for c in cases:
                 o, err = run_tsrs(c, path, inp, iters)
                 if o is not None:
                     ours.append(o)
+            elif side == 2:
+                o, _ = run_tsrs(c, path, inp, iters, threads=1)
+                if o is not None:
+                    one.append(o)
             elif theirs_fn is not None:
                 try:
                     theirs.append(run_torch(theirs_fn[0], theirs_fn[1], iters))
@@ -226,7 +237,8 @@ for c in cases:
             sys.stderr.write(".")
             sys.stderr.flush()
     # The best round's median of each, so that a noisy round does not decide the ratio.
-    rows.append((c, min(ours) if ours else None, min(theirs) if theirs else None, err))
+    rows.append((c, min(ours) if ours else None, min(theirs) if theirs else None,
+                 min(one) if one else None, err))
 
 
 def fmt_time(ns):
@@ -289,9 +301,11 @@ print(f"threads={a.threads}  iters={a.iters}  rounds={a.rounds}  torch={torch.__
 if fma_peak:
     print(f"f32 FMA peak (tsrs peak): {fma_peak['gflops']:.1f} GFLOP/s on {fma_peak['threads']} "
           f"thread(s), {fma_peak['isa']}")
-print(f"{'case':40} {'tsrs':>11} {'pytorch':>11} {'ratio':>6}  per")
+scaling = a.scaling and a.threads > 1
+print(f"{'case':40} {'tsrs':>11} {'pytorch':>11} {'ratio':>6}"
+      + (f" {str(a.threads) + 't/1t':>6}" if scaling else "") + "  per")
 report = []
-for c, ours, theirs, err in rows:
+for c, ours, theirs, one, err in rows:
     per = c["per"]
     o = ours / per if ours else None
     t = theirs / per if theirs else None
@@ -304,9 +318,14 @@ for c, ours, theirs, err in rows:
             extra += f", pytorch {c['flops'] / theirs:.1f} GFLOP/s{share(theirs)}"
     if err and not ours:
         extra += f"  ({err})"
-    print(f"{c['name']:40} {fmt_time(o):>11} {fmt_time(t):>11} {ratio:>6}  {c['unit']}{extra}")
+    col = ""
+    if scaling:
+        col = " " + (f"{ours / one:6.2f}" if ours and one else f"{'-':>6}")
+    print(f"{c['name']:40} {fmt_time(o):>11} {fmt_time(t):>11} {ratio:>6}{col}  {c['unit']}{extra}")
     report.append({"case": c["name"], "tsrs_ns": o, "pytorch_ns": t, "unit": c["unit"],
-                   "ratio": ours / theirs if ours and theirs else None, "error": err})
+                   "ratio": ours / theirs if ours and theirs else None, "error": err,
+                   "tsrs_1t_ns": one / per if one else None,
+                   "scaling": ours / one if ours and one else None})
 if start is not None:
     ours, theirs = start
     fmt = lambda r: f"{r[0] * 1e3:.0f} ms, {r[1]:.0f} MiB" if r else "-"
