@@ -88,7 +88,7 @@ pub fn parallel_region() {
     }
 }
 
-/// Elements a kernel loop reads or writes below which [`should_split`]'s callers keep it on one
+/// Elements a kernel loop reads or writes below which [`min_piece_for`] keeps it on one
 /// thread: a fork-join costs a few microseconds, and splitting the squeeze-and-excite pools of
 /// MobileNetV3 (`[2, 576, 1, 1]` planes) kept a worker spinning for nothing.
 pub const SPLIT_ELEMS: usize = 1 << 15;
@@ -116,6 +116,11 @@ pub fn min_piece(worth_splitting: bool) -> usize {
     } else {
         usize::MAX
     }
+}
+
+/// [`min_piece`] for a loop over `elems` elements, worth splitting from [`SPLIT_ELEMS`].
+pub fn min_piece_for(elems: usize) -> usize {
+    min_piece(elems >= SPLIT_ELEMS)
 }
 
 /// How long a worker keeps looking for work after the last kernel that asked for threads.

@@ -77,9 +77,7 @@ pub(crate) fn im2col<T: Accum>(
     let out_len = out.len();
     out.par_chunks_mut(l)
         .enumerate()
-        .with_min_len(crate::threads::min_piece(
-            out_len >= crate::threads::SPLIT_ELEMS,
-        ))
+        .with_min_len(crate::threads::min_piece_for(out_len))
         .for_each(|(r, dst)| {
             let nb = r / rows;
             let rr = r % rows;
@@ -192,9 +190,7 @@ fn for_each_tap<T: Accum>(
     let out_len = out.len();
     out.par_chunks_mut(oplane)
         .enumerate()
-        .with_min_len(crate::threads::min_piece(
-            out_len >= crate::threads::SPLIT_ELEMS,
-        ))
+        .with_min_len(crate::threads::min_piece_for(out_len))
         .for_each(|(p, dst)| {
             let (nb, ci) = (p / c, p % c);
             for ki in 0..g.kh {

@@ -371,9 +371,7 @@ fn run_sampler<T: FloatMath + crate::Element>(
     let out_len = out.len();
     out.par_chunks_mut(c * pts)
         .enumerate()
-        .with_min_len(crate::threads::min_piece(
-            x.len() + out_len >= crate::threads::SPLIT_ELEMS,
-        ))
+        .with_min_len(crate::threads::min_piece_for(x.len() + out_len))
         .for_each(|(b, o)| {
             let xs = &x[b * in_item..(b + 1) * in_item];
             let gs = &g[b * pts * k..(b + 1) * pts * k];

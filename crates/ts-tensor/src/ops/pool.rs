@@ -156,9 +156,7 @@ where
         vals.par_chunks_mut(oplane)
             .zip(idx.par_chunks_mut(oplane))
             .enumerate()
-            .with_min_len(crate::threads::min_piece(
-                x.len() >= crate::threads::SPLIT_ELEMS,
-            ))
+            .with_min_len(crate::threads::min_piece_for(x.len()))
             .for_each(|(i, (v, ix))| f(&x[i * plane..(i + 1) * plane], v, ix));
     }
     (vals, idx)
@@ -234,9 +232,7 @@ fn max_kernel<T: FloatMath + Default + Send + Sync>(
         vals.par_chunks_mut(oplane)
             .zip(idx.par_chunks_mut(oplane))
             .enumerate()
-            .with_min_len(crate::threads::min_piece(
-                x.len() >= crate::threads::SPLIT_ELEMS,
-            ))
+            .with_min_len(crate::threads::min_piece_for(x.len()))
             .for_each(|(i, (out, ix))| {
                 let src = &x[i * plane..(i + 1) * plane];
                 for (oy, &r) in rows.iter().enumerate() {
@@ -251,9 +247,7 @@ fn max_kernel<T: FloatMath + Default + Send + Sync>(
     } else {
         vals.par_chunks_mut(oplane)
             .enumerate()
-            .with_min_len(crate::threads::min_piece(
-                x.len() >= crate::threads::SPLIT_ELEMS,
-            ))
+            .with_min_len(crate::threads::min_piece_for(x.len()))
             .for_each(|(i, out)| {
                 let src = &x[i * plane..(i + 1) * plane];
                 for (oy, &r) in rows.iter().enumerate() {
@@ -303,9 +297,7 @@ fn max_pairs_into<T: FloatMath + Send + Sync>(x: &[T], g: &Pool, out: &mut [T]) 
     let per = (16384 / oplane).max(1);
     out.par_chunks_mut(oplane * per)
         .enumerate()
-        .with_min_len(crate::threads::min_piece(
-            x.len() >= crate::threads::SPLIT_ELEMS,
-        ))
+        .with_min_len(crate::threads::min_piece_for(x.len()))
         .for_each(|(t, outs)| {
             for (q, o) in outs.chunks_exact_mut(oplane).enumerate() {
                 let i = t * per + q;
@@ -357,9 +349,7 @@ fn max_separable_into<T: FloatMath + Send + Sync>(x: &[T], g: &Pool, out: &mut [
     let per = (16384 / oplane).max(1);
     out.par_chunks_mut(oplane * per)
         .enumerate()
-        .with_min_len(crate::threads::min_piece(
-            x.len() >= crate::threads::SPLIT_ELEMS,
-        ))
+        .with_min_len(crate::threads::min_piece_for(x.len()))
         .for_each(|(t, outs)| {
             let mut hm = vec![lowest; h * ow];
             let mut wm = vec![lowest; starts];

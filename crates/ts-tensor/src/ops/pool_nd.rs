@@ -147,9 +147,7 @@ where
         vals.par_chunks_mut(oplane)
             .zip(idx.par_chunks_mut(oplane))
             .enumerate()
-            .with_min_len(crate::threads::min_piece(
-                x.len() >= crate::threads::SPLIT_ELEMS,
-            ))
+            .with_min_len(crate::threads::min_piece_for(x.len()))
             .for_each(|(i, (v, ix))| f(i, &x[i * plane..(i + 1) * plane], v, ix));
     }
     (vals, idx)

@@ -68,9 +68,7 @@ where
         vals.par_chunks_mut(row)
             .zip(idx.par_chunks_mut(row))
             .zip(data.par_chunks(row))
-            .with_min_len(crate::threads::min_piece(
-                data.len() >= crate::threads::SPLIT_ELEMS,
-            ))
+            .with_min_len(crate::threads::min_piece_for(data.len()))
             .for_each(|((v, i), r)| f(r, v, i));
     }
     let finish = |t: Tensor| -> Result<Tensor> {
